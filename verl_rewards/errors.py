@@ -1,0 +1,136 @@
+"""Every error verl-rewards raises: one base class, each error formats itself.
+
+Errors carry the plugin's display name (``gsm8k (verl-rewards-math 0.1.0)``)
+and, where there is one, the original exception, so a message read in a
+three-day run's log says what failed, where it came from and how to fix it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class VerlRewardsError(Exception):
+    """Base class of every error raised by verl-rewards."""
+
+
+# -- configuration: raised before any worker starts -------------------------
+
+
+class ConfigError(VerlRewardsError):
+    """The ``reward`` configuration is invalid."""
+
+
+class UnknownConfigKeyError(ConfigError):
+    """A key in the ``reward`` section is not one verl-rewards knows."""
+
+    def __init__(self, key: str, suggestions: Sequence[str], valid: Sequence[str]) -> None:
+        self.key = key
+        self.suggestions = list(suggestions)
+        hint = f" Did you mean {_quoted_or(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(
+            f"unknown key 'reward.{key}'.{hint} Valid keys: {', '.join(sorted(valid))}."
+        )
+
+
+class PluginNotFoundError(ConfigError):
+    """No installed distribution declares the requested plugin name."""
+
+    def __init__(self, name: str, suggestions: Sequence[str], installed: Sequence[str]) -> None:
+        self.name = name
+        self.suggestions = list(suggestions)
+        self.installed = list(installed)
+        hint = f" Did you mean {_quoted_or(self.suggestions)}?" if self.suggestions else ""
+        listing = ", ".join(self.installed) if self.installed else "none"
+        super().__init__(
+            f"no reward plugin named '{name}' is installed.{hint} "
+            f"Installed plugins: {listing}. "
+            f"(A plugin is an entry point in group 'verl_rewards'; see `verl-rewards list`.)"
+        )
+
+
+class AmbiguousPluginError(ConfigError):
+    """Two installed distributions declare the same plugin name."""
+
+    def __init__(self, name: str, distributions: Sequence[str]) -> None:
+        self.name = name
+        self.distributions = list(distributions)
+        choices = " or ".join(f"'{d}:{name}'" for d in self.distributions)
+        super().__init__(
+            f"plugin name '{name}' is declared by {len(self.distributions)} distributions "
+            f"({', '.join(self.distributions)}); choose one with {choices}."
+        )
+
+
+class RewardFileError(ConfigError):
+    """A reward file is missing, unreadable, or lacks the named function/class."""
+
+
+# -- loading: raised when a process resolves a reference ---------------------
+
+
+class PluginLoadError(VerlRewardsError):
+    """A plugin's target could not be imported or instantiated."""
+
+    def __init__(self, plugin: str, message: str, cause: BaseException | None = None) -> None:
+        self.plugin = plugin
+        self.cause = cause
+        detail = f": {type(cause).__name__}: {cause}" if cause is not None else ""
+        super().__init__(f"cannot load reward {plugin}: {message}{detail}")
+
+
+class PluginNotInstalledError(PluginLoadError):
+    """The plugin's module is not importable in this process (e.g. on a worker node)."""
+
+
+class PluginShapeError(PluginLoadError):
+    """The plugin's target is not callable, or its signature fits no reward shape."""
+
+
+# -- scoring -----------------------------------------------------------------
+
+
+class SampleError(VerlRewardsError):
+    """An input sample is malformed (missing a required field, wrong type)."""
+
+    def __init__(self, index: int, message: str) -> None:
+        self.index = index
+        super().__init__(f"sample {index}: {message}")
+
+
+class RewardValueError(VerlRewardsError):
+    """A reward returned something that is not a finite score."""
+
+    def __init__(self, plugin: str, index: int, message: str) -> None:
+        self.plugin = plugin
+        self.index = index
+        super().__init__(f"reward {plugin} returned an invalid value for sample {index}: {message}")
+
+
+class RewardError(VerlRewardsError):
+    """A sample failed and ``on_error='raise'`` asked to stop the batch."""
+
+    def __init__(self, plugin: str, index: int, cause: str) -> None:
+        self.plugin = plugin
+        self.index = index
+        self.cause = cause
+        super().__init__(f"reward {plugin} failed on sample {index}: {cause}")
+
+
+class ExecutorError(VerlRewardsError):
+    """The executor itself failed (could not start workers, was closed, ...)."""
+
+
+class SampleTimeout(BaseException):
+    """Raised inside a reward call that exceeded ``timeout_s``.
+
+    A ``BaseException`` so that a reward's own ``except Exception`` cannot
+    swallow it.
+    """
+
+
+def _quoted_or(names: Sequence[str]) -> str:
+    quoted = [f"'{n}'" for n in names]
+    if len(quoted) <= 1:
+        return "".join(quoted)
+    return ", ".join(quoted[:-1]) + " or " + quoted[-1]

@@ -1,0 +1,34 @@
+"""The ``local`` executor: score in this process, in the calling thread."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..config import RewardConfig
+from ..reference import RewardRef
+from ..resolve import LoadedReward, resolve
+from ..samples import Sample
+from ..scoring import Limits, Outcome, score_samples
+
+
+class LocalExecutor:
+    """Resolves the reward once in this process and scores batches sequentially
+    (async rewards concurrently, up to ``max_concurrency``)."""
+
+    def __init__(self, ref: RewardRef, config: RewardConfig) -> None:
+        self._ref = ref
+        self._limits = Limits(config.timeout_s, config.max_concurrency)
+        self._loaded: LoadedReward | None = None
+
+    def start(self) -> None:
+        """Resolve the reward now, so a load error surfaces before scoring."""
+        self._loaded = resolve(self._ref)
+
+    def run(self, samples: Sequence[Sample], stop_on_error: bool) -> tuple[list[Outcome], dict[str, float]]:
+        """Score ``samples`` in order."""
+        loaded = self._loaded or resolve(self._ref)
+        return score_samples(loaded, samples, self._limits, stop_on_error), {}
+
+    def close(self) -> None:
+        """Nothing to release: the resolved reward stays cached for this process."""
+        self._loaded = None

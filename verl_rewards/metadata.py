@@ -1,0 +1,98 @@
+"""The optional ``@reward`` decorator: metadata and self-test examples.
+
+Decorating never wraps or changes the target; it only attaches a
+:class:`RewardMeta` record under ``__verl_reward__``, which discovery never
+reads (listing imports nothing) and ``show``/``check`` read after loading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+Shape = Literal["sample", "batch"]
+
+ATTRIBUTE = "__verl_reward__"
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A self-test: these inputs must score ``expected`` (within ``tolerance``)."""
+
+    solution_str: str
+    ground_truth: Any
+    expected: float
+    data_source: str = ""
+    extra_info: Mapping[str, Any] | None = None
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    tolerance: float = 1e-6
+
+
+@dataclass(frozen=True)
+class RewardMeta:
+    """Metadata a plugin declares about itself."""
+
+    description: str = ""
+    data_sources: tuple[str, ...] = ()
+    shape: Shape | None = None
+    timeout_s: float | None = None
+    examples: tuple[Example, ...] = ()
+    tags: tuple[str, ...] = ()
+
+
+def reward(
+    *,
+    description: str = "",
+    data_sources: Sequence[str] = (),
+    shape: Shape | None = None,
+    timeout_s: float | None = None,
+    examples: Sequence[Example | Mapping[str, Any]] = (),
+    tags: Sequence[str] = (),
+) -> Callable[[_T], _T]:
+    """Attach metadata to a reward function or class, returning it unchanged.
+
+    ``shape`` overrides classification ("sample" or "batch") when a
+    signature is ambiguous; ``examples`` are run by ``verl-rewards check``.
+
+    >>> @reward(description="1 if exact match", examples=[
+    ...     {"solution_str": "42", "ground_truth": "42", "expected": 1.0}])
+    ... def exact(data_source, solution_str, ground_truth, extra_info=None):
+    ...     return float(solution_str.strip() == ground_truth)
+    """
+    if shape not in (None, "sample", "batch"):
+        raise ValueError(f"shape must be 'sample', 'batch' or None, not {shape!r}")
+    meta = RewardMeta(
+        description=description,
+        data_sources=tuple(data_sources),
+        shape=shape,
+        timeout_s=timeout_s,
+        examples=tuple(_as_example(e) for e in examples),
+        tags=tuple(tags),
+    )
+
+    def attach(target: _T) -> _T:
+        setattr(target, ATTRIBUTE, meta)
+        return target
+
+    return attach
+
+
+def metadata_of(target: object) -> RewardMeta:
+    """The metadata declared on ``target``, or empty metadata."""
+    meta = getattr(target, ATTRIBUTE, None)
+    return meta if isinstance(meta, RewardMeta) else RewardMeta()
+
+
+def _as_example(value: Example | Mapping[str, Any]) -> Example:
+    if isinstance(value, Example):
+        return value
+    known = set(Example.__dataclass_fields__)
+    unknown = set(value) - known
+    if unknown:
+        raise ValueError(
+            f"unknown example field(s) {sorted(unknown)}; valid fields: {sorted(known)}"
+        )
+    return Example(**value)

@@ -1,0 +1,269 @@
+"""Resolve a :class:`RewardRef` in this process: import, classify, cache.
+
+This is the only module that imports user code. A target is classified once,
+at load time, by inspection (never by its name): sample or batch shape, sync
+or async, function or class. A class is instantiated once per process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import linecache
+import sys
+import threading
+import types
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, NamedTuple
+
+from .errors import PluginLoadError, PluginNotInstalledError, PluginShapeError
+from .metadata import RewardMeta, metadata_of
+from .reference import RewardRef
+
+Shape = Literal["sample", "batch"]
+RewardFn = Callable[..., Any]
+
+SAMPLE_PARAMS = ("data_source", "solution_str", "ground_truth", "extra_info")
+BATCH_PARAMS = ("data_sources", "solution_strs", "ground_truths", "extra_infos")
+
+
+class LoadedReward(NamedTuple):
+    """A resolved reward: what to call, and how."""
+
+    ref: RewardRef
+    target: object  # the imported function or class
+    call: RewardFn  # the function, or the per-process instance
+    shape: Shape
+    is_async: bool
+    is_class: bool
+    by_keyword: bool  # parameters carry verl's names: call by keyword
+    pass_extra_info: bool
+    call_kwargs: Mapping[str, Any]  # bound on every call (empty for a class)
+    meta: RewardMeta
+
+    @property
+    def display_name(self) -> str:
+        """The plugin's display name."""
+        return self.ref.display_name
+
+    def invoke(self, data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any) -> Any:
+        """Call a sample-shaped reward on one sample (may return a coroutine)."""
+        return self._call(SAMPLE_PARAMS, (data_source, solution_str, ground_truth, extra_info))
+
+    def invoke_batch(
+        self, data_sources: list[Any], solution_strs: list[Any], ground_truths: list[Any],
+        extra_infos: list[Any],
+    ) -> Any:
+        """Call a batch-shaped reward on lists of fields (may return a coroutine)."""
+        return self._call(BATCH_PARAMS, (data_sources, solution_strs, ground_truths, extra_infos))
+
+    @property
+    def sample_fn(self) -> RewardFn:
+        """A plain verl-signature callable over this reward, whatever its shape."""
+        return _sample_adapter(self)
+
+    def _call(self, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+        if self.by_keyword:
+            fields = dict(zip(names, values))
+            if not self.pass_extra_info:
+                del fields[names[3]]
+            return self.call(**fields, **self.call_kwargs)
+        args = values if self.pass_extra_info else values[:3]
+        return self.call(*args, **self.call_kwargs)
+
+
+_cache: dict[str, LoadedReward] = {}
+_cache_lock = threading.Lock()
+
+
+def resolve(ref: RewardRef) -> LoadedReward:
+    """Load ``ref`` in this process, once; later calls return the cached reward."""
+    key = ref.cache_key
+    loaded = _cache.get(key)
+    if loaded is not None:
+        return loaded
+    with _cache_lock:
+        loaded = _cache.get(key)
+        if loaded is None:
+            loaded = _load(ref)
+            _cache[key] = loaded
+    return loaded
+
+
+def import_target(ref: RewardRef) -> object:
+    """Import the object a reference points at, by its real module name."""
+    if ref.kind == "file":
+        module = _materialise_file(ref)
+        attr = ref.target
+    else:
+        module_name, _, attr = ref.target.partition(":")
+        module = _import_plugin_module(ref, module_name.strip())
+    obj: object = module
+    for part in attr.strip().split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError as e:
+            raise PluginLoadError(
+                ref.display_name, f"{module.__name__} has no attribute '{attr.strip()}'", e
+            ) from e
+    return obj
+
+
+def classify(ref: RewardRef, target: object) -> LoadedReward:
+    """Inspect ``target`` and decide how to call it; instantiate a class."""
+    meta = metadata_of(target)
+    is_class = inspect.isclass(target)
+    if is_class:
+        call: Any = _instantiate(ref, target)
+        call_kwargs: Mapping[str, Any] = {}
+    elif callable(target):
+        call, call_kwargs = target, ref.kwargs
+    else:
+        raise PluginShapeError(
+            ref.display_name, f"target is a {type(target).__name__}, not a function or class"
+        )
+    if not callable(call):
+        raise PluginShapeError(ref.display_name, "instances of the class are not callable")
+    signature = _signature(ref, call)
+    shape = meta.shape or _shape_of(signature)
+    names = SAMPLE_PARAMS if shape == "sample" else BATCH_PARAMS
+    by_keyword, pass_extra = _call_plan(ref, signature, names, call_kwargs)
+    return LoadedReward(
+        ref=ref, target=target, call=call, shape=shape, is_async=_is_async(call),
+        is_class=is_class, by_keyword=by_keyword, pass_extra_info=pass_extra,
+        call_kwargs=dict(call_kwargs), meta=meta,
+    )
+
+
+def _load(ref: RewardRef) -> LoadedReward:
+    return classify(ref, import_target(ref))
+
+
+def _import_plugin_module(ref: RewardRef, module_name: str) -> types.ModuleType:
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name and module_name.split(".")[0] == e.name.split(".")[0]:
+            raise PluginNotInstalledError(
+                ref.display_name,
+                f"module '{module_name}' is not importable in this process; install "
+                f"{ref.dist}=={ref.version} here (pip install {ref.dist}=={ref.version})",
+                e,
+            ) from e
+        raise PluginLoadError(ref.display_name, f"importing {module_name} failed", e) from e
+    except Exception as e:
+        raise PluginLoadError(ref.display_name, f"importing {module_name} failed", e) from e
+
+
+def _materialise_file(ref: RewardRef) -> types.ModuleType:
+    """Execute a file reward's carried source as a real, deterministic module."""
+    name = ref.module_name
+    existing = sys.modules.get(name)
+    if existing is not None:
+        return existing
+    assert ref.source is not None and ref.path is not None
+    module = types.ModuleType(name)
+    module.__file__ = ref.path
+    # Tracebacks show the reward's own lines even where the file does not exist.
+    linecache.cache[ref.path] = (len(ref.source), None, ref.source.splitlines(True), ref.path)
+    sys.modules[name] = module
+    try:
+        exec(compile(ref.source, ref.path, "exec"), module.__dict__)
+    except ModuleNotFoundError as e:
+        del sys.modules[name]
+        raise PluginLoadError(
+            ref.display_name,
+            f"the reward file imports module '{e.name}', which this process cannot import. "
+            f"A file reward travels alone: a sibling module does not travel with it. "
+            f"Package the reward and its modules as a plugin (`verl-rewards new NAME`) "
+            f"and pip install it where the workers run",
+            e,
+        ) from e
+    except BaseException as e:
+        del sys.modules[name]
+        raise PluginLoadError(ref.display_name, "executing the reward file failed", e) from e
+    return module
+
+
+def _instantiate(ref: RewardRef, cls: Any) -> Any:
+    try:
+        return cls(**ref.kwargs)
+    except TypeError as e:
+        raise PluginShapeError(
+            ref.display_name, f"cannot construct {cls.__name__}(**reward.kwargs)", e
+        ) from e
+    except Exception as e:
+        raise PluginLoadError(ref.display_name, f"{cls.__name__}(...) raised", e) from e
+
+
+def _signature(ref: RewardRef, fn: Any) -> inspect.Signature:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError) as e:
+        raise PluginShapeError(ref.display_name, "cannot inspect the target's signature", e) from e
+
+
+def _shape_of(signature: inspect.Signature) -> Shape:
+    return "batch" if set(BATCH_PARAMS) & set(signature.parameters) else "sample"
+
+
+def _call_plan(
+    ref: RewardRef, signature: inspect.Signature, names: tuple[str, ...],
+    call_kwargs: Mapping[str, Any],
+) -> tuple[bool, bool]:
+    params = signature.parameters
+    has_var_kw = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    by_keyword = all(n in params for n in names[:3])
+    pass_extra = names[3] in params or has_var_kw or (not by_keyword and _positional_room(params))
+    dummy = [object()] * 4
+    try:
+        if by_keyword:
+            fields = dict(zip(names if pass_extra else names[:3], dummy))
+            signature.bind(**fields, **call_kwargs)
+        else:
+            signature.bind(*dummy[: 4 if pass_extra else 3], **call_kwargs)
+    except TypeError as e:
+        expected = f"fn({', '.join(names[:3])}, {names[3]}=None, **kwargs)"
+        raise PluginShapeError(
+            ref.display_name,
+            f"signature {signature} cannot be called as {expected} "
+            f"with reward.kwargs {sorted(call_kwargs)}",
+            e,
+        ) from e
+    return by_keyword, pass_extra
+
+
+def _positional_room(params: Mapping[str, inspect.Parameter]) -> bool:
+    positional = [p for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 4 or any(p.kind is p.VAR_POSITIONAL for p in params.values())
+
+
+def _is_async(call: Any) -> bool:
+    if inspect.iscoroutinefunction(call):
+        return True
+    method = getattr(call, "__call__", None)
+    return inspect.iscoroutinefunction(method)
+
+
+def _sample_adapter(loaded: LoadedReward) -> RewardFn:
+    def compute_score(
+        data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        target = loaded._replace(call_kwargs={**loaded.call_kwargs, **kwargs}) if kwargs else loaded
+        if target.shape == "batch":
+            value = target.invoke_batch([data_source], [solution_str], [ground_truth], [extra_info])
+        else:
+            value = target.invoke(data_source, solution_str, ground_truth, extra_info)
+        if inspect.isawaitable(value):
+            value = asyncio.run(_awaited(value))
+        return value[0] if target.shape == "batch" else value
+
+    compute_score.__qualname__ = compute_score.__name__ = f"compute_score[{loaded.ref.name}]"
+    compute_score.__doc__ = f"verl-signature adapter over reward {loaded.display_name}."
+    return compute_score
+
+
+async def _awaited(value: Any) -> Any:
+    return await value

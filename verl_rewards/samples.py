@@ -1,0 +1,46 @@
+"""Input samples: the same fields as a row of the CLI's input file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple, Union
+
+from .errors import SampleError
+
+REQUIRED = ("data_source", "solution_str", "ground_truth")
+
+
+class Sample(NamedTuple):
+    """One response to score."""
+
+    data_source: str
+    solution_str: str
+    ground_truth: Any
+    extra_info: Mapping[str, Any] | None = None
+
+
+SampleLike = Union[Sample, Mapping[str, Any]]
+
+
+def as_samples(rows: Iterable[SampleLike]) -> list[Sample]:
+    """Coerce mappings (or :class:`Sample` records) into samples, checking fields.
+
+    Raises :class:`SampleError` naming the first malformed row's index.
+    """
+    return [_as_sample(i, row) for i, row in enumerate(rows)]
+
+
+def _as_sample(index: int, row: SampleLike) -> Sample:
+    if isinstance(row, Sample):
+        return row
+    if not isinstance(row, Mapping):
+        raise SampleError(index, f"expected a mapping with {', '.join(REQUIRED)}, got {type(row).__name__}")
+    missing = [k for k in REQUIRED if k not in row]
+    if missing:
+        raise SampleError(index, f"missing required field(s) {', '.join(missing)}")
+    if not isinstance(row["solution_str"], str):
+        raise SampleError(index, f"solution_str must be a string, not {type(row['solution_str']).__name__}")
+    extra = row.get("extra_info")
+    if extra is not None and not isinstance(extra, Mapping):
+        raise SampleError(index, f"extra_info must be a mapping or null, not {type(extra).__name__}")
+    return Sample(row["data_source"], row["solution_str"], row["ground_truth"], extra)

@@ -1,0 +1,96 @@
+""":class:`Scorer`: the public face of scoring, blocking or as futures."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from types import TracebackType
+
+from .config import ConfigSource, RewardConfig, load_config
+from .errors import ExecutorError
+from .executors import Executor, make_executor
+from .reference import RewardRef
+from .results import BatchResult, Provenance, assemble
+from .samples import SampleLike, as_samples
+
+
+class Scorer:
+    """Scores batches of samples with the reward a config selects.
+
+    >>> with Scorer.from_config({"plugin": "gsm8k", "executor": "local"}) as scorer:  # doctest: +SKIP
+    ...     result = scorer.score([{"data_source": "openai/gsm8k",
+    ...                             "solution_str": "... #### 72", "ground_truth": "72"}])
+    """
+
+    def __init__(self, ref: RewardRef, config: RewardConfig) -> None:
+        self.ref = ref
+        self.config = config
+        self.provenance = Provenance.of(ref)
+        self._executor: Executor = make_executor(ref, config)
+        self._started = False
+        self._closed = False
+        self._lock = threading.Lock()
+        self._background: ThreadPoolExecutor | None = None
+
+    @classmethod
+    def from_config(cls, cfg: ConfigSource, overrides: Sequence[str] = ()) -> Scorer:
+        """Validate ``cfg`` (the ``reward`` section) and build a scorer; nothing starts yet."""
+        config = load_config(cfg, overrides)
+        return cls(RewardRef.from_config(config), config)
+
+    def __enter__(self) -> Scorer:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def start(self) -> Scorer:
+        """Start the executor (idempotent). ``score`` and ``submit`` call this."""
+        with self._lock:
+            if self._closed:
+                raise ExecutorError(f"the scorer for {self.ref.display_name} is closed")
+            if not self._started:
+                self._executor.start()
+                self._started = True
+        return self
+
+    def score(self, samples: Iterable[SampleLike]) -> BatchResult:
+        """Score ``samples`` and wait for the result (in input order).
+
+        With ``on_error='raise'`` the first failed sample raises
+        :class:`~verl_rewards.errors.RewardError`.
+        """
+        batch = as_samples(samples)
+        self.start()
+        began = time.perf_counter()
+        outcomes, metrics = self._executor.run(batch, self.config.on_error == "raise")
+        latency = time.perf_counter() - began
+        metrics = {"latency_s": latency, **metrics}
+        return assemble(outcomes, self.provenance, self.config.error_score, metrics)
+
+    def submit(self, samples: Iterable[SampleLike]) -> Future[BatchResult]:
+        """Start scoring ``samples`` in the background; return a future of the result."""
+        batch = as_samples(samples)  # malformed input fails here, in the caller
+        self.start()
+        with self._lock:
+            if self._background is None:
+                self._background = ThreadPoolExecutor(1, thread_name_prefix="verl-rewards-scorer")
+            return self._background.submit(self.score, batch)
+
+    def close(self) -> None:
+        """Wait for submitted work, then stop the executor and release its workers."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            background, self._background = self._background, None
+        if background is not None:
+            background.shutdown(wait=True)
+        if self._started:
+            self._executor.close()

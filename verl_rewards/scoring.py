@@ -1,0 +1,216 @@
+"""Score samples with a resolved reward: call, catch, time-limit, validate.
+
+Every executor runs this same code (in-process, or inside each Ray worker),
+so a sample fails the same way wherever it runs. Failures become
+:class:`Outcome` records; nothing here raises for a bad sample unless asked
+to stop at the first failure (``on_error='raise'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, NamedTuple
+
+from .errors import RewardError, RewardValueError, SampleTimeout
+from .resolve import LoadedReward
+from .samples import Sample
+from .watchdog import Watchdog
+
+Status = Literal["ok", "failed", "timeout"]
+
+_MAX_ERROR_CHARS = 500
+
+
+class Outcome(NamedTuple):
+    """What scoring one sample produced."""
+
+    score: float | None  # None unless status == "ok"
+    extra: Mapping[str, Any] | None
+    error: str | None  # "Type: message"
+    status: Status
+
+
+class Limits(NamedTuple):
+    """How long a call may take and how many async calls may run at once."""
+
+    timeout_s: float | None = 30.0
+    max_concurrency: int = 32
+
+
+def score_samples(
+    loaded: LoadedReward, samples: Sequence[Sample], limits: Limits = Limits(),
+    stop_on_error: bool = False, first_index: int = 0,
+) -> list[Outcome]:
+    """Score ``samples`` in order; one :class:`Outcome` per sample.
+
+    With ``stop_on_error``, the first failure raises :class:`RewardError`
+    naming the plugin and the sample's index (offset by ``first_index``).
+    """
+    if loaded.shape == "batch":
+        outcomes = _score_batch(loaded, samples, limits, first_index)
+    elif loaded.is_async:
+        outcomes = asyncio.run(_score_async(loaded, samples, limits, first_index))
+    else:
+        outcomes = _score_sync(loaded, samples, limits, stop_on_error, first_index)
+    if stop_on_error:
+        _raise_first_failure(loaded, outcomes, first_index)
+    return outcomes
+
+
+def validate(value: Any, plugin: str, index: int) -> tuple[float, Mapping[str, Any] | None]:
+    """A reward's return value as ``(score, extra)``, or :class:`RewardValueError`."""
+    extra: Mapping[str, Any] | None = None
+    if isinstance(value, Mapping):
+        if "score" not in value:
+            raise RewardValueError(plugin, index, f"a dict without a 'score' key (keys: {sorted(value)})")
+        extra = {k: v for k, v in value.items() if k != "score"}
+        value = value["score"]
+    if isinstance(value, (str, bytes)) or not isinstance(value, numbers.Real):
+        raise RewardValueError(plugin, index, f"expected a number, got {type(value).__name__} {value!r:.80}")
+    score = float(value)
+    if not math.isfinite(score):
+        raise RewardValueError(plugin, index, f"{score} is not a finite number")
+    return score, extra
+
+
+def failure(exc: BaseException) -> Outcome:
+    """The outcome of a sample whose call raised ``exc``."""
+    if isinstance(exc, SampleTimeout):
+        return timeout_outcome(str(exc) or "the call exceeded its time limit")
+    return Outcome(None, None, _describe(exc), "failed")
+
+
+def timeout_outcome(message: str) -> Outcome:
+    """The outcome of a sample that ran out of time."""
+    return Outcome(None, None, f"SampleTimeout: {message}", "timeout")
+
+
+def _score_sync(
+    loaded: LoadedReward, samples: Sequence[Sample], limits: Limits, stop_on_error: bool,
+    first_index: int,
+) -> list[Outcome]:
+    if limits.timeout_s is None:
+        return [_score_one(loaded, s, first_index + i) for i, s in enumerate(samples)]
+    outcomes: list[Outcome | None] = [None] * len(samples)
+    with Watchdog() as watchdog:
+        position = 0
+        while position < len(samples):
+            try:
+                position = _sync_loop(loaded, samples, limits.timeout_s, watchdog, outcomes,
+                                      position, stop_on_error, first_index)
+            except SampleTimeout:
+                # The watchdog names the overdue call: the exception may land a
+                # few bytecodes after that call returned.
+                fired = watchdog.take_fired()
+                index = position if fired is None else fired
+                outcomes[index] = timeout_outcome(f"exceeded timeout_s={limits.timeout_s}")
+                position = max(position, index + 1)
+                if stop_on_error:
+                    break
+    return [o if o is not None else timeout_outcome("not run") for o in outcomes]
+
+
+def _sync_loop(
+    loaded: LoadedReward, samples: Sequence[Sample], timeout_s: float, watchdog: Watchdog,
+    outcomes: list[Outcome | None], position: int, stop_on_error: bool, first_index: int,
+) -> int:
+    for i in range(position, len(samples)):
+        watchdog.start(i, timeout_s)
+        outcomes[i] = _score_one(loaded, samples[i], first_index + i)
+        watchdog.stop()
+        if stop_on_error and outcomes[i].status != "ok":  # type: ignore[union-attr]
+            return len(samples)
+    return len(samples)
+
+
+def _score_one(loaded: LoadedReward, sample: Sample, index: int) -> Outcome:
+    try:
+        value = loaded.invoke(*sample)
+        score, extra = validate(value, loaded.display_name, index)
+    except Exception as e:
+        return failure(e)
+    return Outcome(score, extra, None, "ok")
+
+
+async def _score_async(
+    loaded: LoadedReward, samples: Sequence[Sample], limits: Limits, first_index: int
+) -> list[Outcome]:
+    gate = asyncio.Semaphore(limits.max_concurrency)
+
+    async def one(index: int, sample: Sample) -> Outcome:
+        async with gate:
+            try:
+                value = await asyncio.wait_for(loaded.invoke(*sample), limits.timeout_s)
+                score, extra = validate(value, loaded.display_name, index)
+            except asyncio.TimeoutError:
+                return timeout_outcome(f"exceeded timeout_s={limits.timeout_s}")
+            except Exception as e:
+                return failure(e)
+            return Outcome(score, extra, None, "ok")
+
+    return list(await asyncio.gather(*(one(first_index + i, s) for i, s in enumerate(samples))))
+
+
+def _score_batch(
+    loaded: LoadedReward, samples: Sequence[Sample], limits: Limits, first_index: int
+) -> list[Outcome]:
+    if not samples:
+        return []
+    columns = [list(c) for c in zip(*samples)]
+    try:
+        values = _call_batch(loaded, columns, limits, len(samples))
+    except SampleTimeout:
+        return [timeout_outcome(f"batch call exceeded timeout_s x {len(samples)} samples")] * len(samples)
+    except Exception as e:
+        return [failure(e)] * len(samples)
+    if not isinstance(values, Sequence) or isinstance(values, (str, bytes)) or len(values) != len(samples):
+        got = f"{len(values)} values" if isinstance(values, Sequence) else type(values).__name__
+        error = f"RewardValueError: batch reward {loaded.display_name} returned {got} for {len(samples)} samples"
+        return [Outcome(None, None, error, "failed")] * len(samples)
+    outcomes = []
+    for i, value in enumerate(values):
+        try:
+            score, extra = validate(value, loaded.display_name, first_index + i)
+            outcomes.append(Outcome(score, extra, None, "ok"))
+        except RewardValueError as e:
+            outcomes.append(failure(e))
+    return outcomes
+
+
+def _call_batch(loaded: LoadedReward, columns: list[list[Any]], limits: Limits, n: int) -> Any:
+    if loaded.is_async:
+        timeout = None if limits.timeout_s is None else limits.timeout_s * n
+
+        async def run() -> Any:
+            try:
+                return await asyncio.wait_for(loaded.invoke_batch(*columns), timeout)
+            except asyncio.TimeoutError:
+                raise SampleTimeout() from None
+
+        return asyncio.run(run())
+    if limits.timeout_s is None:
+        return loaded.invoke_batch(*columns)
+    with Watchdog() as watchdog:
+        watchdog.start(0, limits.timeout_s * n)
+        try:
+            value = loaded.invoke_batch(*columns)
+        finally:
+            watchdog.stop()
+    if inspect.isawaitable(value):  # pragma: no cover - classified as async above
+        raise TypeError("batch reward returned an awaitable but was not classified async")
+    return value
+
+
+def _raise_first_failure(loaded: LoadedReward, outcomes: Sequence[Outcome], first_index: int) -> None:
+    for i, outcome in enumerate(outcomes):
+        if outcome.status != "ok":
+            raise RewardError(loaded.display_name, first_index + i, outcome.error or outcome.status)
+
+
+def _describe(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= _MAX_ERROR_CHARS else text[: _MAX_ERROR_CHARS - 3] + "..."
