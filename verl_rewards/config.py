@@ -39,7 +39,8 @@ class RewardConfig:
     error_score: float = 0.0
     max_concurrency: int = 32
     chunk_size: int | None = None
-    max_retries: int = 2
+    max_sample_crashes: int = 2
+    worker_num_cpus: float = 1.0
     ray_address: str | None = None
     ship_package: bool = False
 
@@ -145,7 +146,10 @@ def _validated(cfg: RewardConfig) -> RewardConfig:
     _check_choice("on_error", cfg.on_error, ("score", "raise"))
     _check_int("num_workers", cfg.num_workers, minimum=1)
     _check_int("max_concurrency", cfg.max_concurrency, minimum=1)
-    _check_int("max_retries", cfg.max_retries, minimum=0)
+    _check_int("max_sample_crashes", cfg.max_sample_crashes, minimum=1)
+    _check_number("worker_num_cpus", cfg.worker_num_cpus)
+    if cfg.worker_num_cpus < 0:
+        raise ConfigError(f"reward.worker_num_cpus must be >= 0, not {cfg.worker_num_cpus!r}")
     if cfg.chunk_size is not None:
         _check_int("chunk_size", cfg.chunk_size, minimum=1)
     if cfg.timeout_s is not None:

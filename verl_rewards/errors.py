@@ -13,6 +13,19 @@ from collections.abc import Sequence
 class VerlRewardsError(Exception):
     """Base class of every error raised by verl-rewards."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Subclasses take structured __init__ arguments, so the default
+        # reduce (cls(*args)) would fail when a worker's error reaches the
+        # driver; rebuild from the formatted message and attributes instead.
+        return (_rebuild, (type(self), str(self), self.__dict__))
+
+
+def _rebuild(cls: type[VerlRewardsError], message: str, state: dict[str, object]) -> VerlRewardsError:
+    error = Exception.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
+
 
 # -- configuration: raised before any worker starts -------------------------
 

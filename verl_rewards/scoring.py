@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import math
 import numbers
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -34,6 +35,16 @@ class Outcome(NamedTuple):
     status: Status
 
 
+class Progress:
+    """Which sample a scoring thread is on, readable from another thread."""
+
+    __slots__ = ("index", "started")
+
+    def __init__(self) -> None:
+        self.index: int | None = None
+        self.started = 0.0
+
+
 class Limits(NamedTuple):
     """How long a call may take and how many async calls may run at once."""
 
@@ -43,19 +54,24 @@ class Limits(NamedTuple):
 
 def score_samples(
     loaded: LoadedReward, samples: Sequence[Sample], limits: Limits = Limits(),
-    stop_on_error: bool = False, first_index: int = 0,
+    stop_on_error: bool = False, first_index: int = 0, progress: Progress | None = None,
 ) -> list[Outcome]:
     """Score ``samples`` in order; one :class:`Outcome` per sample.
 
     With ``stop_on_error``, the first failure raises :class:`RewardError`
     naming the plugin and the sample's index (offset by ``first_index``).
+    ``progress``, when given, tracks the sample being scored (sync rewards) or
+    the first sample of the call in flight (batch and async rewards).
     """
+    progress = progress or Progress()
+    progress.index, progress.started = first_index, time.monotonic()
     if loaded.shape == "batch":
         outcomes = _score_batch(loaded, samples, limits, first_index)
     elif loaded.is_async:
         outcomes = asyncio.run(_score_async(loaded, samples, limits, first_index))
     else:
-        outcomes = _score_sync(loaded, samples, limits, stop_on_error, first_index)
+        outcomes = _score_sync(loaded, samples, limits, stop_on_error, first_index, progress)
+    progress.index = None
     if stop_on_error:
         _raise_first_failure(loaded, outcomes, first_index)
     return outcomes
@@ -91,17 +107,20 @@ def timeout_outcome(message: str) -> Outcome:
 
 def _score_sync(
     loaded: LoadedReward, samples: Sequence[Sample], limits: Limits, stop_on_error: bool,
-    first_index: int,
+    first_index: int, progress: Progress,
 ) -> list[Outcome]:
-    if limits.timeout_s is None:
-        return [_score_one(loaded, s, first_index + i) for i, s in enumerate(samples)]
     outcomes: list[Outcome | None] = [None] * len(samples)
+    if limits.timeout_s is None:
+        for i, sample in enumerate(samples):
+            progress.index, progress.started = first_index + i, time.monotonic()
+            outcomes[i] = _score_one(loaded, sample, first_index + i)
+        return outcomes  # type: ignore[return-value]
     with Watchdog() as watchdog:
         position = 0
         while position < len(samples):
             try:
                 position = _sync_loop(loaded, samples, limits.timeout_s, watchdog, outcomes,
-                                      position, stop_on_error, first_index)
+                                      position, stop_on_error, first_index, progress)
             except SampleTimeout:
                 # The watchdog names the overdue call: the exception may land a
                 # few bytecodes after that call returned.
@@ -117,8 +136,10 @@ def _score_sync(
 def _sync_loop(
     loaded: LoadedReward, samples: Sequence[Sample], timeout_s: float, watchdog: Watchdog,
     outcomes: list[Outcome | None], position: int, stop_on_error: bool, first_index: int,
+    progress: Progress,
 ) -> int:
     for i in range(position, len(samples)):
+        progress.index, progress.started = first_index + i, time.monotonic()
         watchdog.start(i, timeout_s)
         outcomes[i] = _score_one(loaded, samples[i], first_index + i)
         watchdog.stop()

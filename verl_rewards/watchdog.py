@@ -39,6 +39,7 @@ class Watchdog:
         self._active = False
         self._thread_id = 0
         self._thread: threading.Thread | None = None
+        self._closing = threading.Event()
 
     def __enter__(self) -> Watchdog:
         self._thread_id = threading.get_ident()
@@ -57,6 +58,7 @@ class Watchdog:
             if self._fired is not None:  # fired but never delivered: cancel it
                 _clear_async_exc(self._thread_id, None)
                 self._fired = None
+        self._closing.set()
         if self._thread is not None:
             self._thread.join()
 
@@ -78,8 +80,7 @@ class Watchdog:
             return fired
 
     def _watch(self) -> None:
-        while True:
-            time.sleep(self._poll_s)
+        while not self._closing.wait(self._poll_s):
             with self._lock:
                 if not self._active:
                     return

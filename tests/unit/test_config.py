@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import pytest
+from omegaconf import OmegaConf
+
+from verl_rewards.config import RewardConfig, load_config
+from verl_rewards.errors import ConfigError, UnknownConfigKeyError
+
+
+def test_defaults_match_the_documented_reward_section():
+    cfg = load_config({"plugin": "gsm8k"})
+    assert cfg == RewardConfig(plugin="gsm8k")
+    assert (cfg.name, cfg.executor, cfg.num_workers, cfg.timeout_s, cfg.on_error, cfg.error_score) == (
+        "compute_score", "ray", 2, 30.0, "score", 0.0)
+
+
+def test_dotlist_overrides_with_and_without_prefix():
+    cfg = load_config(None, ["reward.plugin=gsm8k", "reward.kwargs.strict=true", "timeout_s=5"])
+    assert cfg.plugin == "gsm8k"
+    assert cfg.kwargs == {"strict": True}
+    assert cfg.timeout_s == 5
+
+
+def test_omegaconf_node_and_yaml_file(tmp_path):
+    node = OmegaConf.create({"plugin": "gsm8k", "kwargs": {"method": "flexible"}})
+    assert load_config(node).kwargs == {"method": "flexible"}
+    path = tmp_path / "train.yaml"
+    path.write_text("model: {hidden: 8}\nreward:\n  plugin: gsm8k\n  executor: local\n")
+    assert load_config(path).executor == "local"
+
+
+def test_config_is_frozen():
+    cfg = load_config({"plugin": "gsm8k"})
+    with pytest.raises(AttributeError):
+        cfg.plugin = "other"  # type: ignore[misc]
+
+
+def test_unknown_key_suggests_the_closest_valid_key():
+    with pytest.raises(UnknownConfigKeyError) as info:
+        load_config({"plugin": "gsm8k", "timeout": 3})
+    assert info.value.key == "timeout"
+    assert "Did you mean 'timeout_s'" in str(info.value)
+
+
+def test_both_plugin_and_path_is_an_error():
+    with pytest.raises(ConfigError, match="exactly one of reward.plugin .* both given"):
+        load_config({"plugin": "gsm8k", "path": "r.py"})
+
+
+def test_neither_plugin_nor_path_is_an_error():
+    with pytest.raises(ConfigError, match="neither given"):
+        load_config({})
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "needle"),
+    [
+        ("executor", "dask", "reward.executor must be one of ray, local"),
+        ("on_error", "ignore", "reward.on_error must be one of score, raise"),
+        ("num_workers", 0, "reward.num_workers must be an integer >= 1"),
+        ("num_workers", "2", "reward.num_workers must be an integer >= 1"),
+        ("timeout_s", -1, "reward.timeout_s must be a positive number"),
+        ("error_score", float("nan"), "reward.error_score must be a finite number"),
+        ("kwargs", [1, 2], "reward.kwargs must be a mapping"),
+        ("ship_package", "yes", "reward.ship_package must be true or false"),
+    ],
+)
+def test_bad_values_name_the_key(key, value, needle):
+    with pytest.raises(ConfigError, match=needle):
+        load_config({"plugin": "gsm8k", key: value})
+
+
+def test_malformed_override_is_a_config_error():
+    with pytest.raises(ConfigError, match="reward.KEY=VALUE"):
+        load_config({"plugin": "gsm8k"}, ["reward.plugin"])
+
+
+def test_missing_config_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")
