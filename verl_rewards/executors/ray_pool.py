@@ -41,9 +41,12 @@ _CHUNKS_PER_WORKER = 4
 class RewardWorker:
     """A Ray actor: resolves the reward once, then scores chunks."""
 
-    def __init__(self, ref: RewardRef, limits: Limits) -> None:
+    def __init__(self, ref: RewardRef, limits: Limits, package: bytes | None = None) -> None:
         from ..scoring import Progress
+        from .shipping import unpack
 
+        if package is not None:
+            unpack(package)
         self._ref = ref
         self._limits = limits
         self._progress = Progress()
@@ -60,7 +63,7 @@ class RewardWorker:
                 self._ref.display_name,
                 f"it is not installed on worker node {node}. Install "
                 f"{self._ref.dist}=={self._ref.version} on every node, or set "
-                f"reward.ship_package=true to ship its package through Ray's runtime_env",
+                f"reward.ship_package=true to ship its package to the workers",
                 e.cause,
             ) from None
         except PluginLoadError as e:
@@ -121,6 +124,7 @@ class RayExecutor:
         self._slots: list[_Slot] = []
         self._started_ray = False
         self._actor_cls: Any = None
+        self._package: Any = None  # ObjectRef of the shipped package, if any
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -128,9 +132,10 @@ class RayExecutor:
         """Connect to Ray, start the actors and resolve the reward on each."""
         self._connect()
         options: dict[str, Any] = {"num_cpus": self._config.worker_num_cpus, "max_concurrency": 2}
-        runtime_env = self._runtime_env()
-        if runtime_env:
-            options["runtime_env"] = runtime_env
+        if self._config.ship_package and self._ref.kind == "plugin":
+            from .shipping import pack
+
+            self._package = ray.put(pack(self._ref))
         self._actor_cls = ray.remote(RewardWorker).options(**options)
         self._slots = [_Slot(self._new_actor()) for _ in range(self._config.num_workers)]
         try:
@@ -147,6 +152,7 @@ class RayExecutor:
         for slot in self._slots:
             _kill(slot.actor)
         self._slots = []
+        self._package = None
         if self._started_ray and ray.is_initialized():
             ray.shutdown()
         self._started_ray = False
@@ -161,24 +167,8 @@ class RayExecutor:
             ray.init(include_dashboard=False, log_to_driver=True)
             self._started_ray = True
 
-    def _runtime_env(self) -> dict[str, Any] | None:
-        if not self._config.ship_package or self._ref.kind != "plugin":
-            return None
-        import importlib.util
-
-        top = self._ref.module_name.split(".")[0]
-        spec = importlib.util.find_spec(top)
-        if spec is None:
-            raise ExecutorError(f"cannot ship {self._ref.display_name}: module '{top}' is not importable here")
-        if spec.submodule_search_locations:
-            return {"py_modules": [list(spec.submodule_search_locations)[0]]}
-        raise ExecutorError(
-            f"cannot ship {self._ref.display_name}: '{top}' is a single-file module; "
-            f"ship_package needs a package directory"
-        )
-
     def _new_actor(self) -> Any:
-        return self._actor_cls.remote(self._ref, self._limits)
+        return self._actor_cls.remote(self._ref, self._limits, self._package)
 
     # -- one batch ---------------------------------------------------------------
 
