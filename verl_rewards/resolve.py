@@ -41,36 +41,21 @@ class LoadedReward(NamedTuple):
     pass_extra_info: bool
     call_kwargs: Mapping[str, Any]  # bound on every call (empty for a class)
     meta: RewardMeta
-
-    @property
-    def display_name(self) -> str:
-        """The plugin's display name."""
-        return self.ref.display_name
-
-    def invoke(self, data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any) -> Any:
-        """Call a sample-shaped reward on one sample (may return a coroutine)."""
-        return self._call(SAMPLE_PARAMS, (data_source, solution_str, ground_truth, extra_info))
+    display_name: str
+    invoke: Callable[[Any, Any, Any, Any], Any]  # the four fields -> the reward's return value
 
     def invoke_batch(
         self, data_sources: list[Any], solution_strs: list[Any], ground_truths: list[Any],
         extra_infos: list[Any],
     ) -> Any:
         """Call a batch-shaped reward on lists of fields (may return a coroutine)."""
-        return self._call(BATCH_PARAMS, (data_sources, solution_strs, ground_truths, extra_infos))
+        return self.invoke(data_sources, solution_strs, ground_truths, extra_infos)
 
     @property
     def sample_fn(self) -> RewardFn:
         """A plain verl-signature callable over this reward, whatever its shape."""
         return _sample_adapter(self)
 
-    def _call(self, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
-        if self.by_keyword:
-            fields = dict(zip(names, values))
-            if not self.pass_extra_info:
-                del fields[names[3]]
-            return self.call(**fields, **self.call_kwargs)
-        args = values if self.pass_extra_info else values[:3]
-        return self.call(*args, **self.call_kwargs)
 
 
 _cache: dict[str, LoadedReward] = {}
@@ -129,10 +114,37 @@ def classify(ref: RewardRef, target: object) -> LoadedReward:
     shape = meta.shape or _shape_of(signature)
     names = SAMPLE_PARAMS if shape == "sample" else BATCH_PARAMS
     by_keyword, pass_extra = _call_plan(ref, signature, names, call_kwargs)
+    positional = by_keyword and _leading_params(signature, names if pass_extra else names[:3])
     return LoadedReward(
         ref=ref, target=target, call=call, shape=shape, is_async=_is_async(call),
         is_class=is_class, by_keyword=by_keyword, pass_extra_info=pass_extra,
-        call_kwargs=dict(call_kwargs), meta=meta,
+        call_kwargs=dict(call_kwargs), meta=meta, display_name=ref.display_name,
+        invoke=_invoker(call, names, by_keyword and not positional, pass_extra, dict(call_kwargs)),
+    )
+
+
+def _invoker(
+    call: RewardFn, names: tuple[str, ...], by_keyword: bool, pass_extra: bool,
+    kwargs: dict[str, Any],
+) -> Callable[[Any, Any, Any, Any], Any]:
+    """The cheapest call that passes the four fields the way the target expects."""
+    if by_keyword:
+        kept = names if pass_extra else names[:3]
+        return lambda a, b, c, d: call(**dict(zip(kept, (a, b, c, d))), **kwargs)
+    if pass_extra:
+        if kwargs:
+            return lambda a, b, c, d: call(a, b, c, d, **kwargs)
+        return call
+    if kwargs:
+        return lambda a, b, c, d: call(a, b, c, **kwargs)
+    return lambda a, b, c, d: call(a, b, c)
+
+
+def _leading_params(signature: inspect.Signature, names: tuple[str, ...]) -> bool:
+    """True when ``names`` are the first positional parameters, in order."""
+    params = list(signature.parameters.values())[: len(names)]
+    return [p.name for p in params] == list(names) and all(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params
     )
 
 
@@ -251,7 +263,7 @@ def _sample_adapter(loaded: LoadedReward) -> RewardFn:
         data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None,
         **kwargs: Any,
     ) -> Any:
-        target = loaded._replace(call_kwargs={**loaded.call_kwargs, **kwargs}) if kwargs else loaded
+        target = _with_call_kwargs(loaded, kwargs) if kwargs else loaded
         if target.shape == "batch":
             value = target.invoke_batch([data_source], [solution_str], [ground_truth], [extra_info])
         else:
@@ -263,6 +275,13 @@ def _sample_adapter(loaded: LoadedReward) -> RewardFn:
     compute_score.__qualname__ = compute_score.__name__ = f"compute_score[{loaded.ref.name}]"
     compute_score.__doc__ = f"verl-signature adapter over reward {loaded.display_name}."
     return compute_score
+
+
+def _with_call_kwargs(loaded: LoadedReward, extra: Mapping[str, Any]) -> LoadedReward:
+    kwargs = {**loaded.call_kwargs, **extra}
+    names = SAMPLE_PARAMS if loaded.shape == "sample" else BATCH_PARAMS
+    invoke = _invoker(loaded.call, names, loaded.by_keyword, loaded.pass_extra_info, kwargs)
+    return loaded._replace(call_kwargs=kwargs, invoke=invoke)
 
 
 async def _awaited(value: Any) -> Any:

@@ -31,6 +31,14 @@ def as_samples(rows: Iterable[SampleLike]) -> list[Sample]:
 
 
 def _as_sample(index: int, row: SampleLike) -> Sample:
+    if type(row) is dict:  # fast path for the common case: a well-formed plain dict
+        try:
+            extra = row.get("extra_info")
+            sample = Sample(row["data_source"], row["solution_str"], row["ground_truth"], extra)
+        except KeyError:
+            sample = None
+        if sample is not None and type(sample.solution_str) is str and (extra is None or type(extra) is dict):
+            return sample
     if isinstance(row, Sample):
         return row
     if not isinstance(row, Mapping):

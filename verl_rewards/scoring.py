@@ -79,6 +79,8 @@ def score_samples(
 
 def validate(value: Any, plugin: str, index: int) -> tuple[float, Mapping[str, Any] | None]:
     """A reward's return value as ``(score, extra)``, or :class:`RewardValueError`."""
+    if type(value) is float and value - value == 0.0:  # fast path: a finite float
+        return value, None
     extra: Mapping[str, Any] | None = None
     if isinstance(value, Mapping):
         if "score" not in value:
@@ -139,8 +141,7 @@ def _sync_loop(
     progress: Progress,
 ) -> int:
     for i in range(position, len(samples)):
-        progress.index, progress.started = first_index + i, time.monotonic()
-        watchdog.start(i, timeout_s)
+        progress.index, progress.started = first_index + i, watchdog.start(i, timeout_s)
         outcomes[i] = _score_one(loaded, samples[i], first_index + i)
         watchdog.stop()
         if stop_on_error and outcomes[i].status != "ok":  # type: ignore[union-attr]
@@ -151,6 +152,8 @@ def _sync_loop(
 def _score_one(loaded: LoadedReward, sample: Sample, index: int) -> Outcome:
     try:
         value = loaded.invoke(*sample)
+        if type(value) is float and value - value == 0.0:  # fast path: a finite float
+            return Outcome(value, None, None, "ok")
         score, extra = validate(value, loaded.display_name, index)
     except Exception as e:
         return failure(e)

@@ -62,11 +62,13 @@ class Watchdog:
         if self._thread is not None:
             self._thread.join()
 
-    def start(self, index: int, limit_s: float) -> None:
-        """Call ``index`` begins now and may run for ``limit_s`` seconds."""
+    def start(self, index: int, limit_s: float) -> float:
+        """Call ``index`` begins now and may run for ``limit_s`` seconds; returns now."""
+        now = time.monotonic()
         with self._lock:
-            self._deadline = time.monotonic() + limit_s
+            self._deadline = now + limit_s
             self._index = index
+        return now
 
     def stop(self) -> None:
         """The current call returned."""

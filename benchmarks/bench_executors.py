@@ -1,0 +1,132 @@
+"""Executor overhead and scaling, against baselines run in this same process.
+
+    python benchmarks/bench_executors.py            # full run (~1 minute)
+    python benchmarks/bench_executors.py --quick    # smaller batches
+
+Prints one table: per-sample overhead of each executor over a bare loop, a
+CPU-bound reward on 2 Ray workers vs one process (and vs a plain
+ProcessPoolExecutor), and an async I/O-bound reward vs its sequential time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import os
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import ray
+
+from verl_rewards import RewardRef, Scorer
+from verl_rewards.resolve import resolve
+
+REWARDS = Path(__file__).resolve().parent / "rewards.py"
+sys.path.insert(0, str(REWARDS.parent))
+import rewards  # noqa: E402  (the same functions, for the baselines)
+
+
+def best_of(fn: Callable[[], object], repeat: int) -> float:
+    """Best wall time of ``repeat`` runs, in seconds."""
+    times = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - began)
+    return min(times)
+
+
+def rows(n: int) -> list[dict]:
+    return [{"data_source": "bench", "solution_str": str(i % 2), "ground_truth": "1"} for i in range(n)]
+
+
+def verl_style_loop(fn: Callable, batch: list[dict]) -> list[float]:
+    """verl's NaiveRewardManager scoring loop: a partial with kwargs, one call per item."""
+    call = functools.partial(fn, **{})
+    return [call(data_source=r["data_source"], solution_str=r["solution_str"],
+                 ground_truth=r["ground_truth"], extra_info=None) for r in batch]
+
+
+def cfg(name: str, executor: str, **extra: object) -> dict:
+    return {"path": str(REWARDS), "name": name, "executor": executor, "num_workers": 2, **extra}
+
+
+def overhead(n: int, repeat: int) -> list[tuple[str, str]]:
+    batch = rows(n)
+    bare = best_of(lambda: verl_style_loop(rewards.trivial, batch), repeat) / n
+    out = [("bare verl-style loop, trivial reward", f"{bare * 1e6:.2f} us/sample")]
+    for executor in ("local", "ray"):
+        with Scorer.from_config(cfg("trivial", executor)) as scorer:
+            scorer.score(batch[:10])
+            took = best_of(lambda: scorer.score(batch), repeat) / n
+        out.append((f"{executor} executor overhead over bare loop (n={n})",
+                    f"{(took - bare) * 1e6:.2f} us/sample"))
+    return out
+
+
+def cpu_scaling(n: int, ms: float) -> list[tuple[str, str]]:
+    batch = rows(n)
+    with Scorer.from_config(cfg("cpu_3ms", "local", kwargs={"ms": ms})) as scorer:
+        local = best_of(lambda: scorer.score(batch), 1)
+    with Scorer.from_config(cfg("cpu_3ms", "ray", kwargs={"ms": ms})) as scorer:
+        scorer.score(batch[:4])
+        on_ray = best_of(lambda: scorer.score(batch), 2)
+    fn = resolve(RewardRef.from_file(REWARDS, "cpu_3ms", {"ms": ms})).sample_fn
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(rewards.cpu_3ms, ["b"] * 4, ["1"] * 4, ["1"] * 4))
+        args = ([r["data_source"] for r in batch], [r["solution_str"] for r in batch],
+                [r["ground_truth"] for r in batch])
+        pooled = best_of(lambda: list(pool.map(rewards.cpu_3ms, *args, chunksize=max(1, n // 8))), 1)
+    del fn
+    return [
+        (f"{ms:g} ms CPU reward x {n}: local executor", f"{local:.2f} s"),
+        ("  ray executor, 2 workers", f"{on_ray:.2f} s  ({local / on_ray:.2f}x local)"),
+        ("  plain ProcessPoolExecutor(2)", f"{pooled:.2f} s  ({local / pooled:.2f}x local)"),
+    ]
+
+
+def async_concurrency(n: int, ms: float, concurrency: int) -> list[tuple[str, str]]:
+    batch = rows(n)
+
+    async def sequential() -> None:
+        for r in batch:
+            await rewards.io_50ms(r["data_source"], r["solution_str"], r["ground_truth"], ms=ms)
+
+    seq = best_of(lambda: asyncio.run(sequential()), 1)
+    out = [(f"{ms:g} ms async reward x {n}: sequential awaits", f"{seq:.2f} s")]
+    for executor in ("local", "ray"):
+        extra = {"kwargs": {"ms": ms}, "max_concurrency": concurrency, "num_workers": 1}
+        with Scorer.from_config(cfg("io_50ms", executor, **extra)) as scorer:
+            scorer.score(batch[:2])
+            took = best_of(lambda: scorer.score(batch), 2)
+        out.append((f"  {executor} executor, max_concurrency={concurrency}",
+                    f"{took:.2f} s  ({seq / took:.1f}x sequential)"))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="smaller batches")
+    args = parser.parse_args()
+    scale = 4 if args.quick else 1
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        table = overhead(20_000 // scale, 3)
+        table += cpu_scaling(800 // scale, 3.0)
+        table += async_concurrency(128 // scale, 50.0, 32)
+    finally:
+        ray.shutdown()
+    width = max(len(k) for k, _ in table)
+    print(f"\nverl-rewards executors on {os.cpu_count()} CPU(s), Python {sys.version.split()[0]}, "
+          f"Ray {ray.__version__}")
+    for key, value in table:
+        print(f"  {key:<{width}}  {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+"""Reward files used by the benchmarks (file rewards: they travel to Ray workers)."""
+
+import asyncio
+import time
+
+
+def trivial(data_source, solution_str, ground_truth, extra_info=None):
+    """Near-zero work: isolates executor overhead."""
+    return 1.0 if solution_str == ground_truth else 0.0
+
+
+def cpu_3ms(data_source, solution_str, ground_truth, extra_info=None, ms=3.0):
+    """Burn ``ms`` of CPU in pure Python (a regex-heavy math checker, say)."""
+    end = time.perf_counter() + ms / 1000
+    x = 0
+    while time.perf_counter() < end:
+        x += 1
+    return 1.0 if solution_str == ground_truth else 0.0
+
+
+async def io_50ms(data_source, solution_str, ground_truth, extra_info=None, ms=50.0):
+    """Wait ``ms`` without CPU (an LLM judge or sandbox call)."""
+    await asyncio.sleep(ms / 1000)
+    return 1.0 if solution_str == ground_truth else 0.0
