@@ -24,9 +24,24 @@ OnError = Literal["score", "raise"]
 ConfigSource = Union[Mapping[str, Any], str, os.PathLike, "RewardConfig", None]
 
 
+COMPONENT_KEYS = ("plugin", "path", "name", "kwargs", "weight")
+
+
+@dataclass(frozen=True)
+class ComponentConfig:
+    """One named, weighted reward of a composite (``reward.rewards.<name>``)."""
+
+    key: str
+    plugin: str | None = None
+    path: str | None = None
+    name: str = "compute_score"
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    weight: float = 1.0
+
+
 @dataclass(frozen=True)
 class RewardConfig:
-    """The validated ``reward`` section. See ``docs/configuration.md``."""
+    """The validated ``reward`` section. See ``docs/composition.md`` for ``rewards``/``route``."""
 
     plugin: str | None = None
     path: str | None = None
@@ -43,6 +58,13 @@ class RewardConfig:
     worker_num_cpus: float = 1.0
     ray_address: str | None = None
     ship_package: bool = False
+    rewards: Mapping[str, Any] | None = None  # component name -> ComponentConfig
+    route: Mapping[str, Any] | None = None  # data_source (exact or glob) -> component name(s)
+
+    @property
+    def components(self) -> tuple[ComponentConfig, ...]:
+        """The validated components of a composite reward (empty for a single reward)."""
+        return tuple(self.rewards.values()) if self.rewards else ()
 
     def replace(self, **changes: Any) -> RewardConfig:
         """A copy with ``changes`` applied and validated."""
@@ -73,21 +95,76 @@ def from_mapping(section: Mapping[str, Any]) -> RewardConfig:
                 str(key), difflib.get_close_matches(str(key), KEYS, n=2, cutoff=0.5), KEYS
             )
     values = {k: v for k, v in section.items()}
-    kwargs = values.get("kwargs")
-    if kwargs is None:
-        values["kwargs"] = {}
-    elif not isinstance(kwargs, Mapping):
-        raise ConfigError(f"reward.kwargs must be a mapping, not {type(kwargs).__name__}")
-    else:
-        values["kwargs"] = dict(kwargs)
+    values["kwargs"] = _kwargs("reward.kwargs", values.get("kwargs"))
+    if values.get("rewards") is not None:
+        values["rewards"] = _components(values["rewards"])
+    if values.get("route") is not None:
+        values["route"] = _route(values["route"], values.get("rewards"))
     return _validated(RewardConfig(**values))
+
+
+def _kwargs(where: str, value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a mapping, not {type(value).__name__}")
+    for key in value:
+        if not isinstance(key, str) or not key.isidentifier():
+            raise ConfigError(f"{where} key {key!r} is not a valid keyword argument name")
+    return dict(value)
+
+
+def _components(value: Any) -> dict[str, ComponentConfig]:
+    if not isinstance(value, Mapping) or not value:
+        raise ConfigError("reward.rewards must be a non-empty mapping of name -> {plugin|path, weight, kwargs}")
+    components = {}
+    for key, spec in value.items():
+        where = f"reward.rewards.{key}"
+        if not isinstance(spec, Mapping):
+            raise ConfigError(f"{where} must be a mapping with plugin or path, not {spec!r}")
+        for field_name in spec:
+            if field_name not in COMPONENT_KEYS:
+                close = difflib.get_close_matches(str(field_name), COMPONENT_KEYS, n=1, cutoff=0.5)
+                hint = f" Did you mean '{close[0]}'?" if close else ""
+                raise ConfigError(f"unknown key '{where}.{field_name}'.{hint} Valid keys: {', '.join(COMPONENT_KEYS)}.")
+        component = ComponentConfig(key=str(key), **{**spec, "kwargs": _kwargs(f"{where}.kwargs", spec.get("kwargs"))})
+        if (component.plugin is None) == (component.path is None):
+            raise ConfigError(f"{where} must set exactly one of plugin or path")
+        _check_str(f"rewards.{key}.name", component.name)
+        _check_number(f"rewards.{key}.weight", component.weight)
+        components[str(key)] = component
+    return components
+
+
+def _route(value: Any, components: Mapping[str, ComponentConfig] | None) -> dict[str, tuple[str, ...]]:
+    if not components:
+        raise ConfigError("reward.route needs reward.rewards: routes map data sources to named rewards")
+    if not isinstance(value, Mapping) or not value:
+        raise ConfigError("reward.route must be a non-empty mapping of data_source pattern -> reward name(s)")
+    route = {}
+    for pattern, targets in value.items():
+        names = (targets,) if isinstance(targets, str) else tuple(targets or ())
+        if not names:
+            raise ConfigError(f"reward.route['{pattern}'] names no reward")
+        for name in names:
+            if name not in components:
+                close = difflib.get_close_matches(str(name), list(components), n=1, cutoff=0.5)
+                hint = f" Did you mean '{close[0]}'?" if close else ""
+                raise ConfigError(
+                    f"reward.route['{pattern}'] names unknown reward '{name}'.{hint} "
+                    f"Rewards defined in reward.rewards: {', '.join(components)}."
+                )
+        if len(set(names)) != len(names):
+            raise ConfigError(f"reward.route['{pattern}'] names a reward twice: {list(names)}")
+        route[str(pattern)] = names
+    return route
 
 
 def _merged_section(source: ConfigSource, overrides: Sequence[str]) -> dict[str, Any]:
     from omegaconf import OmegaConf  # omegaconf is only needed at this boundary
 
     if isinstance(source, RewardConfig):
-        base: Any = OmegaConf.create(dataclasses.asdict(source))
+        base: Any = OmegaConf.create(_as_plain(source))
     elif source is None:
         base = OmegaConf.create({})
     elif isinstance(source, (str, os.PathLike)):
@@ -104,6 +181,18 @@ def _merged_section(source: ConfigSource, overrides: Sequence[str]) -> dict[str,
     if not isinstance(container, dict):
         raise ConfigError("the reward section must be a mapping")
     return {str(k): v for k, v in container.items()}
+
+
+def _as_plain(cfg: RewardConfig) -> dict[str, Any]:
+    plain = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
+    if cfg.rewards:
+        plain["rewards"] = {
+            k: {f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.name != "key"}
+            for k, c in cfg.rewards.items()
+        }
+    if cfg.route:
+        plain["route"] = {k: list(v) for k, v in cfg.route.items()}
+    return plain
 
 
 def _load_yaml(path: Path) -> Any:
@@ -133,11 +222,13 @@ def _strip_prefix(override: str) -> str:
 
 
 def _validated(cfg: RewardConfig) -> RewardConfig:
-    if (cfg.plugin is None) == (cfg.path is None):
-        which = "both" if cfg.plugin is not None else "neither"
+    chosen = [k for k in ("plugin", "path", "rewards") if getattr(cfg, k) is not None]
+    if len(chosen) != 1:
+        which = "neither" if not chosen else " and ".join(chosen)
         raise ConfigError(
             f"set exactly one of reward.plugin (an installed plugin name) or "
-            f"reward.path (a .py file); {which} given"
+            f"reward.path (a .py file), or reward.rewards (several weighted rewards); "
+            f"{which} given"
         )
     _check_str("plugin", cfg.plugin, optional=True)
     _check_str("path", cfg.path, optional=True)
@@ -158,9 +249,8 @@ def _validated(cfg: RewardConfig) -> RewardConfig:
     _check_str("ray_address", cfg.ray_address, optional=True)
     if not isinstance(cfg.ship_package, bool):
         raise ConfigError(f"reward.ship_package must be true or false, not {cfg.ship_package!r}")
-    for key in cfg.kwargs:
-        if not isinstance(key, str) or not key.isidentifier():
-            raise ConfigError(f"reward.kwargs key {key!r} is not a valid keyword argument name")
+    if cfg.rewards is not None and cfg.kwargs:
+        raise ConfigError("reward.kwargs applies to a single reward; with reward.rewards set kwargs per reward")
     return cfg
 
 

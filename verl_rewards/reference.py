@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import discovery
-from .config import ConfigSource, RewardConfig, load_config
-from .errors import RewardFileError
+from .config import ConfigSource, load_config
+from .errors import ConfigError, RewardFileError
 
 RefKind = Literal["plugin", "file"]
 
@@ -46,6 +46,11 @@ class RewardRef:
         before any worker starts.
         """
         config = load_config(cfg)
+        if config.rewards:
+            raise ConfigError(
+                "reward.rewards selects several rewards: reference them with "
+                "verl_rewards.compose.CompositeRef.from_config, or use Scorer.from_config"
+            )
         if config.plugin is not None:
             return cls.from_plugin(discovery.select(config.plugin), config.kwargs)
         assert config.path is not None  # load_config enforces exactly one

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .reference import RewardRef
+from .compose import CompositeRef, RewardSpec
 from .scoring import Outcome, Status
 
 
@@ -14,19 +14,23 @@ from .scoring import Outcome, Status
 class Provenance:
     """Which reward produced a result: distribution and version, or file and hash."""
 
-    kind: Literal["plugin", "file"]
+    kind: Literal["plugin", "file", "composite"]
     name: str
     display_name: str
     dist: str | None = None
     version: str | None = None
     path: str | None = None
     source_hash: str | None = None
+    components: tuple[tuple[str, float, Provenance], ...] = ()  # (key, weight, provenance)
 
     @classmethod
-    def of(cls, ref: RewardRef) -> Provenance:
-        """The provenance of a reference."""
-        return cls(ref.kind, ref.name, ref.display_name, ref.dist, ref.version, ref.path,
-                   ref.source_hash)
+    def of(cls, spec: RewardSpec) -> Provenance:
+        """The provenance of a single or composite reference."""
+        if isinstance(spec, CompositeRef):
+            parts = tuple((c.key, c.weight, cls.of(c.ref)) for c in spec.components)
+            return cls("composite", "composite", spec.display_name, components=parts)
+        return cls(spec.kind, spec.name, spec.display_name, spec.dist, spec.version, spec.path,
+                   spec.source_hash)
 
 
 @dataclass(frozen=True)

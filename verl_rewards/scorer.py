@@ -8,10 +8,10 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
+from .compose import RewardSpec, spec_from_config
 from .config import ConfigSource, RewardConfig, load_config
 from .errors import ExecutorError
 from .executors import Executor, make_executor
-from .reference import RewardRef
 from .results import BatchResult, Provenance, assemble
 from .samples import SampleLike, as_samples
 
@@ -24,8 +24,8 @@ class Scorer:
     ...                             "solution_str": "... #### 72", "ground_truth": "72"}])
     """
 
-    def __init__(self, ref: RewardRef, config: RewardConfig) -> None:
-        self.ref = ref
+    def __init__(self, ref: RewardSpec, config: RewardConfig) -> None:
+        self.ref = ref  # a RewardRef, or a CompositeRef for reward.rewards
         self.config = config
         self.provenance = Provenance.of(ref)
         self._executor: Executor = make_executor(ref, config)
@@ -38,7 +38,7 @@ class Scorer:
     def from_config(cls, cfg: ConfigSource, overrides: Sequence[str] = ()) -> Scorer:
         """Validate ``cfg`` (the ``reward`` section) and build a scorer; nothing starts yet."""
         config = load_config(cfg, overrides)
-        return cls(RewardRef.from_config(config), config)
+        return cls(spec_from_config(config), config)
 
     def __enter__(self) -> Scorer:
         self.start()

@@ -43,7 +43,7 @@ def test_unknown_key_suggests_the_closest_valid_key():
 
 
 def test_both_plugin_and_path_is_an_error():
-    with pytest.raises(ConfigError, match="exactly one of reward.plugin .* both given"):
+    with pytest.raises(ConfigError, match="exactly one of reward.plugin .* plugin and path given"):
         load_config({"plugin": "gsm8k", "path": "r.py"})
 
 

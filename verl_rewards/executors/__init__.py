@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from ..compose import RewardSpec
 from ..config import RewardConfig
-from ..reference import RewardRef
 from ..samples import Sample
 from ..scoring import Outcome
 
@@ -27,12 +27,12 @@ class Executor(Protocol):
         """Release every resource ``start`` acquired."""
 
 
-def make_executor(ref: RewardRef, config: RewardConfig) -> Executor:
+def make_executor(spec: RewardSpec, config: RewardConfig) -> Executor:
     """The executor ``config.executor`` names, not yet started."""
     if config.executor == "local":
         from .local import LocalExecutor
 
-        return LocalExecutor(ref, config)
+        return LocalExecutor(spec, config)
     from .ray_pool import RayExecutor
 
-    return RayExecutor(ref, config)
+    return RayExecutor(spec, config)

@@ -4,30 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..compose import LoadedSpec, RewardSpec, resolve_spec, score_spec
 from ..config import RewardConfig
-from ..reference import RewardRef
-from ..resolve import LoadedReward, resolve
 from ..samples import Sample
-from ..scoring import Limits, Outcome, score_samples
+from ..scoring import Limits, Outcome
 
 
 class LocalExecutor:
     """Resolves the reward once in this process and scores batches sequentially
     (async rewards concurrently, up to ``max_concurrency``)."""
 
-    def __init__(self, ref: RewardRef, config: RewardConfig) -> None:
-        self._ref = ref
+    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
+        self._spec = spec
         self._limits = Limits(config.timeout_s, config.max_concurrency)
-        self._loaded: LoadedReward | None = None
+        self._loaded: LoadedSpec | None = None
 
     def start(self) -> None:
         """Resolve the reward now, so a load error surfaces before scoring."""
-        self._loaded = resolve(self._ref)
+        self._loaded = resolve_spec(self._spec)
 
     def run(self, samples: Sequence[Sample], stop_on_error: bool) -> tuple[list[Outcome], dict[str, float]]:
         """Score ``samples`` in order."""
-        loaded = self._loaded or resolve(self._ref)
-        return score_samples(loaded, samples, self._limits, stop_on_error), {}
+        loaded = self._loaded or resolve_spec(self._spec)
+        return score_spec(loaded, samples, self._limits, stop_on_error), {}
 
     def close(self) -> None:
         """Nothing to release: the resolved reward stays cached for this process."""

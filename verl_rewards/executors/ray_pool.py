@@ -24,6 +24,7 @@ from typing import Any
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
+from ..compose import CompositeRef, RewardSpec
 from ..config import RewardConfig
 from ..errors import ExecutorError, PluginLoadError, PluginNotInstalledError, RewardError, VerlRewardsError
 from ..reference import RewardRef
@@ -41,43 +42,43 @@ _CHUNKS_PER_WORKER = 4
 class RewardWorker:
     """A Ray actor: resolves the reward once, then scores chunks."""
 
-    def __init__(self, ref: RewardRef, limits: Limits, package: bytes | None = None) -> None:
+    def __init__(self, spec: RewardSpec, limits: Limits, packages: list[bytes] | None = None) -> None:
         from ..scoring import Progress
         from .shipping import unpack
 
-        if package is not None:
+        for package in packages or ():
             unpack(package)
-        self._ref = ref
+        self._spec = spec
         self._limits = limits
         self._progress = Progress()
 
     def ready(self) -> dict[str, Any]:
         """Resolve the reward in this process; report where we run."""
-        from ..resolve import resolve
+        from ..compose import resolve_spec
 
         node = ray.util.get_node_ip_address()
         try:
-            resolve(self._ref)
+            resolve_spec(self._spec)
         except PluginNotInstalledError as e:
+            ref = next(r for r in _refs(self._spec) if r.display_name == e.plugin)
             raise PluginNotInstalledError(
-                self._ref.display_name,
+                ref.display_name,
                 f"it is not installed on worker node {node}. Install "
-                f"{self._ref.dist}=={self._ref.version} on every node, or set "
+                f"{ref.dist}=={ref.version} on every node, or set "
                 f"reward.ship_package=true to ship its package to the workers",
                 e.cause,
             ) from None
         except PluginLoadError as e:
-            raise PluginLoadError(self._ref.display_name, f"on worker node {node}: {e}") from None
+            raise PluginLoadError(e.plugin, f"on worker node {node}: {e}") from None
         return {"pid": os.getpid(), "node": node}
 
     def score(self, samples: list[Sample], first_index: int) -> list[Outcome]:
         """Score one chunk; ``first_index`` is its first sample's index in the batch."""
-        from ..resolve import resolve
-        from ..scoring import score_samples
+        from ..compose import resolve_spec, score_spec
 
-        loaded = resolve(self._ref)
-        return score_samples(loaded, samples, self._limits, first_index=first_index,
-                             progress=self._progress)
+        loaded = resolve_spec(self._spec)
+        return score_spec(loaded, samples, self._limits, first_index=first_index,
+                          progress=self._progress)
 
     def progress(self) -> tuple[int | None, float]:
         """The batch index being scored and for how long, answered from another thread."""
@@ -117,14 +118,15 @@ class _RunState:
 class RayExecutor:
     """Scores on ``num_workers`` Ray actors; joins or starts a Ray session."""
 
-    def __init__(self, ref: RewardRef, config: RewardConfig) -> None:
-        self._ref = ref
+    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
+        self._spec = spec
+        self._name = spec.display_name
         self._config = config
         self._limits = Limits(config.timeout_s, config.max_concurrency)
         self._slots: list[_Slot] = []
         self._started_ray = False
         self._actor_cls: Any = None
-        self._package: Any = None  # ObjectRef of the shipped package, if any
+        self._packages: Any = None  # ObjectRef of the shipped packages, if any
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -132,10 +134,10 @@ class RayExecutor:
         """Connect to Ray, start the actors and resolve the reward on each."""
         self._connect()
         options: dict[str, Any] = {"num_cpus": self._config.worker_num_cpus, "max_concurrency": 2}
-        if self._config.ship_package and self._ref.kind == "plugin":
+        if self._config.ship_package:
             from .shipping import pack
 
-            self._package = ray.put(pack(self._ref))
+            self._packages = ray.put([pack(r) for r in _refs(self._spec) if r.kind == "plugin"])
         self._actor_cls = ray.remote(RewardWorker).options(**options)
         self._slots = [_Slot(self._new_actor()) for _ in range(self._config.num_workers)]
         try:
@@ -145,14 +147,14 @@ class RayExecutor:
             raise _unwrap(e) from None
         except RayActorError as e:
             self.close()
-            raise ExecutorError(f"reward workers for {self._ref.display_name} died at start: {e}") from None
+            raise ExecutorError(f"reward workers for {self._name} died at start: {e}") from None
 
     def close(self) -> None:
         """Kill the actors; shut Ray down only if this executor started it."""
         for slot in self._slots:
             _kill(slot.actor)
         self._slots = []
-        self._package = None
+        self._packages = None
         if self._started_ray and ray.is_initialized():
             ray.shutdown()
         self._started_ray = False
@@ -168,14 +170,14 @@ class RayExecutor:
             self._started_ray = True
 
     def _new_actor(self) -> Any:
-        return self._actor_cls.remote(self._ref, self._limits, self._package)
+        return self._actor_cls.remote(self._spec, self._limits, self._packages)
 
     # -- one batch ---------------------------------------------------------------
 
     def run(self, samples: Sequence[Sample], stop_on_error: bool) -> tuple[list[Outcome], dict[str, float]]:
         """Score ``samples`` on the pool; outcomes in input order."""
         if not self._slots:
-            raise ExecutorError(f"the Ray executor for {self._ref.display_name} is not started")
+            raise ExecutorError(f"the Ray executor for {self._name} is not started")
         state = _RunState([None] * len(samples), deque(self._chunks(len(samples))))
         in_flight: dict[Any, _InFlight] = {}
         idle = list(self._slots)
@@ -237,7 +239,7 @@ class RayExecutor:
             else:  # re-run alone, so a second death identifies the culprit
                 state.queue.append(_Chunk([i]))
         log.warning("reward worker for %s died; %d sample(s) re-queued",
-                    self._ref.display_name, len(job.chunk.indices))
+                    self._name, len(job.chunk.indices))
 
     def _check_overdue(self, in_flight: dict[Any, _InFlight], state: _RunState) -> list[_Slot]:
         if self._config.timeout_s is None:
@@ -296,7 +298,11 @@ class RayExecutor:
         for i in chunk.indices:
             outcome = state.outcomes[i]
             if outcome is not None and outcome.status != "ok":
-                raise RewardError(self._ref.display_name, i, outcome.error or outcome.status)
+                raise RewardError(self._name, i, outcome.error or outcome.status)
+
+
+def _refs(spec: RewardSpec) -> tuple[RewardRef, ...]:
+    return spec.refs if isinstance(spec, CompositeRef) else (spec,)
 
 
 def _runs(indices: Any) -> list[list[int]]:
