@@ -1,6 +1,7 @@
 """Reward files used by the benchmarks (file rewards: they travel to Ray workers)."""
 
 import asyncio
+import re
 import time
 
 
@@ -22,3 +23,12 @@ async def io_50ms(data_source, solution_str, ground_truth, extra_info=None, ms=5
     """Wait ``ms`` without CPU (an LLM judge or sandbox call)."""
     await asyncio.sleep(ms / 1000)
     return 1.0 if solution_str == ground_truth else 0.0
+
+
+_NUMBER = re.compile(r"-?[0-9.,]+")
+
+
+def gsm8k_like(data_source, solution_str, ground_truth, extra_info=None):
+    """verl's gsm8k flexible check in miniature: the last number vs the answer."""
+    numbers = _NUMBER.findall(solution_str[-300:])
+    return 1.0 if numbers and numbers[-1].rstrip(".").replace(",", "") == str(ground_truth) else 0.0

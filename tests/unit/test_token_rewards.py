@@ -58,3 +58,39 @@ def test_token_tensor_sums_to_the_weighted_scores(data):
     tensor = token_level_rewards(_result(totals), torch.tensor(rows, dtype=torch.bool)).token_level_scores
     assert torch.allclose(tensor.sum(-1), torch.tensor(totals, dtype=torch.float32), atol=1e-4)
     assert int((tensor != 0).sum(-1).max()) <= 1  # one non-zero entry per row at most
+
+
+def _word_tokenizer():
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(["[PAD]", "[UNK]", "the", "answer", "is", "41", "42"])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.decoder = decoders.WordPiece()  # joins words with spaces
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]")
+
+
+def test_decode_responses_keeps_only_valid_tokens_and_matches_decode():
+    from verl_rewards.token_rewards import decode_responses
+
+    tokenizer = _word_tokenizer()
+    responses = torch.tensor([[2, 3, 4, 6, 0], [2, 3, 4, 5, 3]])
+    mask = torch.tensor([[1, 1, 1, 1, 0], [1, 1, 1, 0, 0]])
+    texts = decode_responses(tokenizer, responses, mask)
+    assert texts == ["the answer is 42", "the answer is"]
+    assert texts[0] == tokenizer.decode([2, 3, 4, 6])
+
+
+def test_score_responses_goes_from_token_ids_to_the_token_level_tensor(reward_file):
+    from verl_rewards import Scorer
+    from verl_rewards.token_rewards import score_responses
+
+    path = reward_file("def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n"
+                       "    return float(solution_str.split()[-1] == ground_truth)\n")
+    responses = torch.tensor([[2, 3, 4, 6, 0, 0], [2, 3, 4, 5, 0, 0]])
+    mask = responses.ne(0).long()
+    with Scorer.from_config({"path": str(path), "executor": "local"}) as scorer:
+        result, rewards = score_responses(scorer, _word_tokenizer(), responses, mask, ["d", "d"], ["42", "42"])
+    assert result.scores == [1.0, 0.0]
+    assert rewards.token_level_scores.tolist() == [[0, 0, 0, 1.0, 0, 0], [0] * 6]
