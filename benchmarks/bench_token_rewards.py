@@ -37,7 +37,7 @@ WORDS = ("the cost of apples is dollars so she pays each week total then we add 
 def build_tokenizer() -> PreTrainedTokenizerFast:
     """A small BPE tokenizer trained in-process on synthetic math text."""
     rng = random.Random(0)
-    corpus = [" ".join(rng.choice(WORDS + [str(rng.randint(0, 999))]) for _ in range(40)) for _ in range(2000)]
+    corpus = [" ".join(rng.choice([*WORDS, str(rng.randint(0, 999))]) for _ in range(40)) for _ in range(2000)]
     tok = Tokenizer(models.BPE(unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=600, special_tokens=["[PAD]", "[UNK]", "[EOS]"]))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple
 
 from .config import RewardConfig
 from .reference import RewardRef
@@ -72,7 +72,7 @@ class CompositeRef:
         return dict(self.routes).get("*")
 
 
-RewardSpec = Union[RewardRef, CompositeRef]
+RewardSpec = RewardRef | CompositeRef
 
 
 class LoadedComposite(NamedTuple):
@@ -87,7 +87,7 @@ class LoadedComposite(NamedTuple):
         return self.ref.display_name
 
 
-LoadedSpec = Union[LoadedReward, LoadedComposite]
+LoadedSpec = LoadedReward | LoadedComposite
 
 
 def spec_from_config(config: RewardConfig) -> RewardSpec:
@@ -175,8 +175,7 @@ def _combine(
             failed.append((key, outcome))
     if failed:
         key, first = failed[0]
-        status = "timeout" if first.status == "timeout" else "failed"
-        return Outcome(None, extra, f"[{key}] {first.error}", status)
+        return Outcome(None, extra, f"[{key}] {first.error}", first.status)
     return Outcome(total, extra, None, "ok")
 
 

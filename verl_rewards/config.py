@@ -21,7 +21,7 @@ from .errors import ConfigError, UnknownConfigKeyError
 Executor = Literal["ray", "local"]
 OnError = Literal["score", "raise"]
 
-ConfigSource = Union[Mapping[str, Any], str, os.PathLike, "RewardConfig", None]
+ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", "RewardConfig", None]
 
 
 COMPONENT_KEYS = ("plugin", "path", "name", "kwargs", "weight")
@@ -196,15 +196,16 @@ def _as_plain(cfg: RewardConfig) -> dict[str, Any]:
 
 
 def _load_yaml(path: Path) -> Any:
-    from omegaconf import OmegaConf
+    from omegaconf import DictConfig, OmegaConf
 
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     loaded = OmegaConf.load(path)
+    if not isinstance(loaded, DictConfig):
+        raise ConfigError(f"config file {path} must hold a mapping, not a list")
     # A whole trainer config holds the section under `reward:`.
-    if "reward" in loaded and isinstance(loaded.get("reward"), Mapping):
-        return loaded["reward"]
-    return loaded
+    section = loaded.get("reward")
+    return section if isinstance(section, DictConfig) else loaded
 
 
 def _plain(source: Mapping[str, Any]) -> Any:

@@ -142,7 +142,7 @@ def _check_defines(file: Path, source: str, name: str) -> None:
     try:
         tree = ast.parse(source, filename=str(file))
     except SyntaxError as e:
-        raise RewardFileError(f"reward file {file} has a syntax error at line {e.lineno}: {e.msg}")
+        raise RewardFileError(f"reward file {file} has a syntax error at line {e.lineno}: {e.msg}") from e
     defined = _top_level_names(tree)
     if name not in defined:
         callables = sorted(

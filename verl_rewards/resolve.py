@@ -254,8 +254,8 @@ def _positional_room(params: Mapping[str, inspect.Parameter]) -> bool:
 def _is_async(call: Any) -> bool:
     if inspect.iscoroutinefunction(call):
         return True
-    method = getattr(call, "__call__", None)
-    return inspect.iscoroutinefunction(method)
+    # A callable instance whose class defines `async def __call__`.
+    return inspect.iscoroutinefunction(type(call).__call__) if not inspect.isroutine(call) else False
 
 
 def _sample_adapter(loaded: LoadedReward) -> RewardFn:

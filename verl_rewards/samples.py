@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple
 
 from .errors import SampleError
 
@@ -19,7 +19,7 @@ class Sample(NamedTuple):
     extra_info: Mapping[str, Any] | None = None
 
 
-SampleLike = Union[Sample, Mapping[str, Any]]
+SampleLike = Sample | Mapping[str, Any]
 
 
 def as_samples(rows: Iterable[SampleLike]) -> list[Sample]:

@@ -56,7 +56,7 @@ class RewardWorker:
         """Resolve the reward in this process; report where we run."""
         from ..compose import resolve_spec
 
-        node = ray.util.get_node_ip_address()
+        node = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
         try:
             resolve_spec(self._spec)
         except PluginNotInstalledError as e:
@@ -260,7 +260,7 @@ class RayExecutor:
             self._requeue_after_stall(job, stuck, state)
         return freed
 
-    def _stuck_index(self, job: _InFlight, limit: float) -> int | None | str:
+    def _stuck_index(self, job: _InFlight, limit: float) -> int | str | None:
         """The batch index stuck past ``limit``; "unknown" if the worker cannot answer."""
         try:
             index, running_for = ray.get(job.slot.actor.progress.remote(), timeout=_HEARTBEAT_TIMEOUT_S)
@@ -324,7 +324,7 @@ def _kill(actor: Any) -> None:
 
 
 def _unwrap(error: RayTaskError) -> Exception:
-    cause = error.as_instanceof_cause()
+    cause = error.as_instanceof_cause()  # type: ignore[no-untyped-call]
     inner = getattr(error, "cause", None)
     if isinstance(inner, VerlRewardsError):
         return inner

@@ -28,7 +28,7 @@ def pack(ref: RewardRef) -> bytes:
     if spec is None:
         raise ExecutorError(f"cannot ship {ref.display_name}: module '{top}' is not importable here")
     if spec.submodule_search_locations:
-        root = Path(list(spec.submodule_search_locations)[0])
+        root = Path(next(iter(spec.submodule_search_locations)))
         files = [p for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
         base = root.parent
     elif spec.origin:
