@@ -135,3 +135,16 @@ def test_scorer_joins_the_running_session_and_leaves_it_running(ray_session):
     with Scorer.from_config(_cfg("exact_match", num_workers=1)) as scorer:
         scorer.score(_rows("1"))
     assert ray.is_initialized()
+
+
+def test_stall_holding_the_gil_in_c_is_isolated_and_failed_as_a_timeout(ray_session):
+    texts = ["1"] * 6 + ["gil_sleep"] + ["1"] * 5
+    with Scorer.from_config(_cfg("faulty", timeout_s=2, chunk_size=4)) as scorer:
+        began = time.monotonic()
+        result = scorer.score(_rows(*texts))
+        elapsed = time.monotonic() - began
+    assert result.statuses == ["ok"] * 6 + ["timeout"] + ["ok"] * 5
+    assert "Python could not interrupt" in result.errors[6]
+    # Not even a heartbeat can run: the culprit is found by re-running its chunk
+    # one sample at a time, which costs about two timeouts instead of one.
+    assert elapsed < 4 * (2 + 1) + 10
