@@ -1,0 +1,30 @@
+"""Which code a response's program is taken from."""
+
+from __future__ import annotations
+
+import pytest
+from verl_rewards_code.extract import CodeBlock, code_blocks, extract_code
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("Here:\n```python\nprint(1)\n```\n", "print(1)\n"),
+        ("```python\nprint(1)\n```\nBetter:\n```python\nprint(2)\n```", "print(2)\n"),
+        ("```py\nprint(3)\n```", "print(3)\n"),
+        ("```Python3\nprint(4)\n```", "print(4)\n"),
+        ("```\nprint(5)\n```", "print(5)\n"),
+        ("```python\nprint(6)\n```\nSample output:\n```\n6\n```", "print(6)\n"),
+        ("```bash\npip install x\n```\n```python\nprint(7)\n```\n```text\n7\n```", "print(7)\n"),
+        ("```cpp\nint main(){}\n```", "int main(){}\n"),
+        ("```python\nprint(8)\n```\nand a cut-off one:\n```python\nprint(9", "print(9"),
+        ("print(10)", "print(10)"),
+        ("Inline ```python\nprint(11)```", "print(11)"),
+    ],
+)
+def test_extract_code_takes_the_last_python_block(response: str, expected: str) -> None:
+    assert extract_code(response) == expected
+
+
+def test_code_blocks_lists_blocks_in_order_with_lowercase_languages() -> None:
+    assert code_blocks("```PY\na\n```\n```\nb\n```") == [CodeBlock("py", "a\n"), CodeBlock("", "b\n")]

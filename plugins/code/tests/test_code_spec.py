@@ -1,0 +1,109 @@
+"""Reading the tests from the ground truth, judging outputs, and classifying runs."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+from verl_rewards_code.compare import outputs_match
+from verl_rewards_code.outcome import status_of
+from verl_rewards_code.sandbox import Limits, RunResult
+from verl_rewards_code.spec import ProgramTest, parse_tests
+
+
+def test_inputs_outputs_and_asserts_become_tests_in_order() -> None:
+    truth = {"inputs": ["1 2\n", "3 4\n"], "outputs": ["3\n", "7\n"], "asserts": ["assert f(1) == 2"]}
+    assert parse_tests(json.dumps(truth)) == [
+        ProgramTest("1 2\n", "3\n"),
+        ProgramTest("3 4\n", "7\n"),
+        ProgramTest("", None, "assert f(1) == 2"),
+    ]
+    assert parse_tests(truth) == parse_tests(json.dumps(truth))
+
+
+def test_list_valued_inputs_are_joined_as_lines_and_numbers_become_text() -> None:
+    assert parse_tests({"inputs": [["2", "1 2"]], "outputs": [3]}) == [ProgramTest("2\n1 2", "3")]
+
+
+@pytest.mark.parametrize(
+    ("truth", "message"),
+    [
+        ("not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ({"inputs": ["1"], "outputs": []}, "1 inputs but 0 outputs"),
+        ({"inputs": "1", "outputs": "1"}, "must be a list"),
+        ({}, "holds no test"),
+    ],
+)
+def test_malformed_ground_truth_is_an_error(truth: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_tests(truth)  # type: ignore[arg-type]
+
+
+def test_an_assertion_test_appends_its_assertion_to_the_program() -> None:
+    assert ProgramTest("", None, "assert f() == 1").program("def f():\n    return 1") == (
+        "def f():\n    return 1\n\nassert f() == 1\n"
+    )
+    assert ProgramTest("x", "y").program("print(1)") == "print(1)"
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("3\n", "3"),
+        ("3   \r\n4\n\n", "3\n4"),
+        ("1 2 3\n", "1  2\n3"),
+        ("0.3333333\n", "0.33333333"),
+        ("YES", "YES\n"),
+    ],
+)
+def test_outputs_that_judges_accept(actual: str, expected: str) -> None:
+    assert outputs_match(actual, expected)
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("4\n", "3"),
+        ("yes", "YES"),
+        ("1 2", "1 2 3"),
+        ("0.34", "0.33"),
+        ("nan", "1.0"),
+        ("inf", "1e308"),
+        ("", "0"),
+    ],
+)
+def test_outputs_that_judges_reject(actual: str, expected: str) -> None:
+    assert not outputs_match(actual, expected)
+
+
+STDIO = ProgramTest("", "ok\n")
+ASSERTION = ProgramTest("", None, "assert False")
+LIMITS = Limits(timeout_s=2.0)
+
+
+@pytest.mark.parametrize(
+    ("result", "test", "status"),
+    [
+        (RunResult("ok\n", "", exit_code=0), STDIO, "pass"),
+        (RunResult("no\n", "", exit_code=0), STDIO, "fail"),
+        (RunResult("ok\n", "Traceback\nValueError: x", exit_code=1), STDIO, "error"),
+        (RunResult("", "", timed_out=True), STDIO, "timeout"),
+        (RunResult("", "", signal=signal.SIGXCPU), STDIO, "timeout"),
+        (RunResult("", "", signal=signal.SIGKILL, cpu_time_s=2.5), STDIO, "timeout"),
+        (RunResult("", "", signal=signal.SIGKILL, cpu_time_s=0.1), STDIO, "error"),
+        (RunResult("", "Traceback\nMemoryError\n", exit_code=1), STDIO, "memory"),
+        (
+            RunResult("x" * 10, "OSError: [Errno 27] File too large", exit_code=1, output_limit_hit=True),
+            STDIO,
+            "output_limit",
+        ),
+        (RunResult("", "", setup_error="mount failed"), STDIO, "sandbox_error"),
+        (RunResult("", "", exit_code=0), ASSERTION, "pass"),
+        (RunResult("", "Traceback\nAssertionError\n", exit_code=1), ASSERTION, "fail"),
+        (RunResult("", "Traceback\nNameError: f\n", exit_code=1), ASSERTION, "error"),
+    ],
+)
+def test_status_of_a_run(result: RunResult, test: ProgramTest, status: str) -> None:
+    assert status_of(result, test, LIMITS) == status

@@ -1,0 +1,266 @@
+"""The sandbox against real faults: each must end as a failed run while the caller lives on."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from verl_rewards_code.sandbox import (
+    Isolation,
+    Limits,
+    RunResult,
+    SandboxUnavailable,
+    isolation_for,
+    launch,
+    run_program,
+)
+from verl_rewards_code.sandbox import isolation as isolation_module
+
+FAST = Limits(timeout_s=1.0, memory_mb=256, max_output_bytes=64 * 1024, max_processes=16)
+
+
+@pytest.fixture(scope="module")
+def chosen() -> Isolation:
+    return isolation_for("auto", sys.executable)
+
+
+@pytest.fixture
+def namespaces(chosen: Isolation) -> Isolation:
+    """The namespace sandbox: skipped where the system has none, required where it has unshare."""
+    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
+        pytest.skip("no unshare on this system")
+    assert chosen.level == "namespaces", f"unshare exists but the sandbox fell back: {chosen.describe()}"
+    return chosen
+
+
+def run(source: str, stdin: str = "", limits: Limits = FAST) -> RunResult:
+    return run_program(textwrap.dedent(source), stdin, limits)
+
+
+def processes_of(uid: int) -> list[int]:
+    """Pids of live processes running as ``uid``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        uid_line = next((line for line in status.splitlines() if line.startswith("Uid:")), "")
+        if uid_line and int(uid_line.split()[1]) == uid:
+            pids.append(int(entry.name))
+    return pids
+
+
+def run_uid(result: RunResult) -> int:
+    """The uid a run printed on its first line (a fresh one per run, as root)."""
+    return int(result.stdout.split()[0])
+
+
+def test_a_program_reads_stdin_and_writes_stdout() -> None:
+    result = run("print(input()[::-1])", "abc\n")
+    assert result.ok and result.stdout == "cba\n"
+
+
+def test_infinite_loop_is_stopped_by_the_cpu_limit() -> None:
+    started = time.monotonic()
+    result = run("while True:\n    pass")
+    assert not result.ok
+    assert result.timed_out or result.signal is not None
+    assert time.monotonic() - started < 5.0
+
+
+def test_sleeping_program_is_stopped_by_the_wall_clock() -> None:
+    started = time.monotonic()
+    result = run("import time\ntime.sleep(60)")
+    assert result.timed_out and not result.ok
+    assert time.monotonic() - started < 5.0
+
+
+def test_memory_hog_hits_the_address_space_limit() -> None:
+    result = run(
+        """
+        hog = []
+        while True:
+            hog.append(bytearray(10 * 1024 * 1024))
+        """,
+        limits=Limits(timeout_s=5.0, memory_mb=128),
+    )
+    assert result.exit_code not in (0, None) and "MemoryError" in result.stderr
+    assert result.max_rss_kb is not None and result.max_rss_kb < 128 * 1024
+
+
+def test_huge_output_is_cut_at_the_file_size_limit() -> None:
+    result = run("while True:\n    print('x' * 10000)")
+    assert result.output_limit_hit and not result.ok
+    assert len(result.stdout) <= FAST.max_output_bytes
+
+
+def test_fork_bomb_is_contained_and_leaves_no_process_behind(namespaces: Isolation) -> None:
+    started = time.monotonic()
+    result = run(
+        """
+        import os
+        print(os.getuid(), flush=True)
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+        """
+    )
+    assert not result.ok
+    assert time.monotonic() - started < 6.0
+    if namespaces.fresh_uid:
+        assert processes_of(run_uid(result)) == []
+    assert subprocess.run(["true"], check=False).returncode == 0  # the caller can still fork
+
+
+def test_process_limit_caps_the_number_of_processes(namespaces: Isolation) -> None:
+    result = run(
+        """
+        import os, time
+        print(os.getuid())
+        children = 0
+        while children < 100:
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                time.sleep(10)
+                os._exit(0)
+            children += 1
+        print(children)
+        """
+    )
+    assert result.ok
+    assert 0 < int(result.stdout.split()[1]) < FAST.max_processes
+    if namespaces.fresh_uid:
+        assert processes_of(run_uid(result)) == []
+
+
+def test_writing_outside_the_working_directory_fails(namespaces: Isolation, tmp_path: Path) -> None:
+    public = tmp_path / "public"
+    public.mkdir()
+    public.chmod(0o777)
+    targets = [f"/tmp/verl-rewards-escape-{uuid.uuid4().hex}", str(public / "escape"), "../escape", "/escape"]
+    result = run(
+        f"""
+        for path in {targets!r}:
+            try:
+                open(path, "w").write("x")
+                print("wrote", path)
+            except OSError as e:
+                print("refused", e.errno)
+        open("inside.txt", "w").write("ok")
+        print(open("inside.txt").read())
+        """
+    )
+    try:
+        assert result.ok, result.stderr
+        assert "wrote" not in result.stdout
+        assert result.stdout.count("refused") == len(targets) and result.stdout.endswith("ok\n")
+        assert not any(os.path.exists(t) for t in targets[:2])
+    finally:
+        for target in targets[:2]:
+            if os.path.exists(target):
+                os.remove(target)
+
+
+def test_network_is_unreachable(namespaces: Isolation) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        result = run(
+            f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)\nprint('connected')"
+        )
+        server.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            server.accept()
+    assert not result.ok and "connected" not in result.stdout
+    assert "OSError" in result.stderr or "ConnectionRefusedError" in result.stderr
+
+
+def test_a_program_cannot_kill_its_caller() -> None:
+    result = run(f"import os, signal\nos.kill({os.getpid()}, signal.SIGKILL)\nprint('sent')")
+    assert not result.ok and "sent" not in result.stdout
+
+
+def test_environment_is_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VERL_REWARDS_TEST_SECRET", "s3cret")
+    result = run("import os\nprint(sorted(os.environ))\nprint(os.environ['HOME'] == os.getcwd())")
+    assert result.ok and "VERL_REWARDS_TEST_SECRET" not in result.stdout
+    assert result.stdout.endswith("True\n")
+
+
+def test_each_run_gets_a_fresh_empty_working_directory() -> None:
+    first = run("import os\nopen('left.txt', 'w').write('x')\nprint(os.getcwd())")
+    second = run("import os\nprint(os.getcwd())\nprint(os.listdir('.'))")
+    assert first.ok and second.ok
+    assert first.stdout.splitlines()[0] != second.stdout.splitlines()[0]
+    assert second.stdout.splitlines()[1] == "[]"
+
+
+def test_the_run_tree_is_removed_even_from_a_private_temporary_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    result = run("import os\nos.makedirs('a/b')\nos.chmod('a', 0o500)\nprint('made')")
+    assert result.ok, result.setup_error or result.stderr
+    assert list(private.iterdir()) == []
+
+
+def test_rlimits_mode_still_bounds_time_memory_and_output() -> None:
+    loop = run_program("while True:\n    pass", "", FAST, isolation="rlimits")
+    hog = run_program("x = bytearray(1024 ** 3)", "", FAST, isolation="rlimits")
+    spew = run_program("while True:\n    print('x' * 10000)", "", FAST, isolation="rlimits")
+    assert loop.timed_out or loop.signal is not None
+    assert "MemoryError" in hog.stderr
+    assert spew.output_limit_hit
+
+
+def test_falling_back_logs_a_warning_naming_what_is_lost(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(isolation_module, "namespaces_isolation", lambda python: None)
+    with caplog.at_level(logging.WARNING, logger="verl_rewards_code.sandbox"):
+        chosen = isolation_module._choose("auto", sys.executable)
+    assert chosen.level == "rlimits"
+    [record] = caplog.records
+    assert "falls back" in record.getMessage() and "no `unshare`" in record.getMessage()
+    assert "NOT isolated: network" in record.getMessage()
+
+
+def test_requiring_namespaces_where_there_are_none_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(isolation_module, "namespaces_isolation", lambda python: None)
+    with pytest.raises(SandboxUnavailable, match="namespace isolation is unavailable"):
+        isolation_module._choose("namespaces", sys.executable)
+
+
+def test_unknown_isolation_mode_is_an_error() -> None:
+    with pytest.raises(ValueError, match="isolation must be one of"):
+        isolation_for("docker", sys.executable)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field", ["timeout_s", "memory_mb", "max_output_bytes", "max_processes"])
+def test_limits_must_be_positive(field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        Limits(**{field: 0})
+
+
+def test_a_broken_sandbox_is_a_setup_error_not_a_program_failure() -> None:
+    broken = Isolation("namespaces", command=("/bin/false",))
+    result = launch.execute(broken, "print('never')", "", FAST, sys.executable)
+    assert result.setup_error is not None and "exited with 1" in result.setup_error
+    assert isolation_module.probe(broken, sys.executable) == result.setup_error

@@ -1,0 +1,270 @@
+"""In-sandbox runner: set up the mount namespace, then run one program under limits.
+
+This file is executed as ``python -I -S -c <this source> <config json>``, as the
+first process inside the new namespaces (PID 1 of the PID namespace when there
+is one), so it uses the standard library only and never imports the package.
+
+It forks the program as its child, so the program is an ordinary process
+(PID 1 ignores most signals, which would silently disable SIGXCPU) and the
+runner, which the program cannot signal, stays in charge. The program's stderr
+is a descriptor of its own (the runner's, shared with ``unshare``, is not).
+Outcomes are written as JSON lines to the status file descriptor that the
+launcher passes in:
+``{"setup_error": ...}`` or ``{"exit": n}`` / ``{"signal": n}`` plus usage.
+When the runner exits, the kernel kills everything left in its PID namespace.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import stat
+import sys
+from typing import Any
+
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_NOATIME = 1024
+MS_NODIRATIME = 2048
+MS_BIND = 4096
+MS_MOVE = 8192
+MS_REC = 16384
+MS_RELATIME = 1 << 21
+MS_STRICTATIME = 1 << 24
+
+PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+
+# Per-mount flags that a remount must repeat: in a user namespace they are
+# locked, and leaving one out makes the remount fail with EPERM.
+_KEPT_FLAGS = {
+    "nosuid": MS_NOSUID,
+    "nodev": MS_NODEV,
+    "noexec": MS_NOEXEC,
+    "noatime": MS_NOATIME,
+    "nodiratime": MS_NODIRATIME,
+    "relatime": MS_RELATIME,
+    "strictatime": MS_STRICTATIME,
+}
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class SetupError(Exception):
+    """The sandbox could not be set up as requested."""
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise SetupError(f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    _check(
+        _libc.mount(
+            source.encode() if source else None,
+            target.encode(),
+            fstype.encode() if fstype else None,
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
+
+
+def _prctl(option: int, arg: int) -> int:
+    return int(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0))
+
+
+def _unescape(field: str) -> str:
+    """Decode the octal escapes (``\\040`` for a space) of /proc/self/mountinfo."""
+    return field.encode().decode("unicode_escape").encode("latin-1").decode()
+
+
+def _mounts() -> list[tuple[str, int]]:
+    """(mount point, flags to keep) for every mount, in mountinfo order."""
+    mounts = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            options = fields[5].split(",")
+            kept = 0
+            for option in options:
+                kept |= _KEPT_FLAGS.get(option, 0)
+            mounts.append((_unescape(fields[4]), kept))
+    return mounts
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _blocked_ancestor(path: str) -> str | None:
+    """The topmost directory on the way to ``path`` (itself included) others cannot traverse."""
+    current = "/"
+    for name in ["", *path.strip("/").split("/")]:
+        current = os.path.join(current, name)
+        if not os.stat(current).st_mode & stat.S_IXOTH:
+            return current.rstrip("/") or "/"
+    return None
+
+
+def _expose(paths: list[str], stage_root: str) -> None:
+    """Make ``paths`` reachable for an unprivileged user (e.g. a Python under /root).
+
+    A private tmpfs (0755) is mounted over each blocking ancestor and only the
+    needed directories are grafted back at their own paths, so the rest of
+    that ancestor (e.g. the rest of /root) stays hidden from the program.
+    """
+    grafts: dict[str, list[str]] = {}
+    for path in paths:
+        ancestor = _blocked_ancestor(path)
+        if ancestor == path:
+            raise SetupError(f"{path} itself is not reachable for other users")
+        if ancestor is not None:
+            grafts.setdefault(ancestor, []).append(path)
+    for ancestor in sorted(grafts, key=len):
+        if any(_inside(ancestor, outer) for outer in grafts if outer != ancestor):
+            continue  # grafted along with the outer one
+        keep = [p for a, ps in grafts.items() if _inside(a, ancestor) for p in ps]
+        _graft(ancestor, keep, stage_root)
+
+
+def _graft(ancestor: str, keep: list[str], stage_root: str) -> None:
+    staged = []
+    for i, path in enumerate(keep):
+        stage = os.path.join(stage_root, f"{len(os.listdir(stage_root))}-{i}")
+        os.mkdir(stage, 0o700)
+        _mount(path, stage, None, MS_BIND | MS_REC, None)
+        # The stage may lie under the ancestor about to be covered: keep a
+        # handle to the mount and move it through /proc/self/fd.
+        staged.append((path, os.open(stage, os.O_PATH)))
+    _mount("tmpfs", ancestor, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+    for path, fd in staged:
+        os.makedirs(path, 0o755, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_MOVE, None)
+        os.close(fd)
+
+
+def _setup_mounts(cfg: dict[str, Any]) -> None:
+    """Make the whole file system read-only except the working directory."""
+    workdir = cfg["workdir"]
+    if cfg["expose"]:
+        _expose(cfg["expose"], cfg["stage_dir"])
+    _mount(workdir, workdir, None, MS_BIND | MS_REC, None)
+    for mount_point, kept in _mounts():
+        # Mounts now hidden under a grafted tmpfs have no path left.
+        if _inside(mount_point, workdir) or not os.path.exists(mount_point):
+            continue
+        try:
+            _mount(None, mount_point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None)
+        except SetupError:
+            # A mount hidden under another one cannot be reached by path: the
+            # one on top of it is remounted instead. Anything else is fatal.
+            if mount_point == "/" or _writable(mount_point):
+                raise
+
+
+def _writable(path: str) -> bool:
+    return os.statvfs(path).f_flag & os.ST_RDONLY == 0
+
+
+def _drop_bounding_set() -> None:
+    cap = 0
+    while _prctl(PR_CAPBSET_DROP, cap) == 0:
+        cap += 1
+    if cap == 0:
+        _check(-1, "drop capabilities")
+
+
+def _report(fd: int, record: dict[str, Any]) -> None:
+    os.write(fd, (json.dumps(record) + "\n").encode())
+
+
+def _exec_program(cfg: dict[str, Any], runner_pid: int) -> None:
+    """In the forked child: apply limits, drop privileges, exec the program."""
+    fd = cfg["status_fd"]
+    try:
+        os.chdir(cfg["workdir"])
+        os.umask(0o077)
+        for name, soft, hard in cfg["rlimits"]:
+            limit = getattr(resource, name, None)
+            if limit is not None:
+                resource.setrlimit(limit, (soft, hard))
+        if cfg["drop_uid"] is not None:
+            uid = cfg["drop_uid"]
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+        elif cfg["drop_caps"]:
+            _drop_bounding_set()
+        if sys.platform.startswith("linux"):
+            _check(_prctl(PR_SET_NO_NEW_PRIVS, 1), "no_new_privs")
+            # Changing credentials cleared the parent-death signal: set it again.
+            _check(_prctl(PR_SET_PDEATHSIG, signal.SIGKILL), "pdeathsig")
+            if os.getppid() != runner_pid:
+                os._exit(137)
+        os.dup2(cfg["stderr_fd"], 2)
+        os.close(cfg["stderr_fd"])
+        os.set_inheritable(fd, False)
+        python = cfg["python"]
+        os.execve(python, [python, *cfg["python_args"], cfg["program"]], cfg["env"])
+    except (OSError, SetupError) as e:
+        _report(fd, {"setup_error": f"starting the program: {e}"})
+    os._exit(127)
+
+
+def _kill_uid(uid: int) -> None:
+    """Kill every process of ``uid`` (leftovers when there is no PID namespace)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def main() -> int:
+    """Run the program described by the JSON config in ``sys.argv[1]``."""
+    cfg = json.loads(sys.argv[1])
+    fd = cfg["status_fd"]
+    os.set_inheritable(cfg["stderr_fd"], False)
+    try:
+        if cfg["mount"]:
+            _setup_mounts(cfg)
+    except (OSError, SetupError) as e:
+        _report(fd, {"setup_error": f"mount namespace: {e}"})
+        return 0
+    runner_pid = os.getpid()
+    child = os.fork()
+    if child == 0:
+        _exec_program(cfg, runner_pid)
+    while True:
+        pid, status, usage = os.wait4(-1, 0)
+        if pid == child:
+            break
+    record: dict[str, Any] = {"cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
+    if os.WIFSIGNALED(status):
+        record["signal"] = os.WTERMSIG(status)
+    else:
+        record["exit"] = os.WEXITSTATUS(status)
+    _report(fd, record)
+    if cfg["kill_uid"] and cfg["drop_uid"] is not None:
+        _kill_uid(cfg["drop_uid"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Records of the sandbox: how it isolates, the limits of a run, and what came out of it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one run of a program.
+
+    ``timeout_s`` is wall-clock time for the program; its CPU-time limit is
+    derived from it (``ceil(timeout_s)`` seconds, SIGKILL one second later).
+    ``memory_mb`` bounds the address space (RLIMIT_AS) of each process,
+    ``max_output_bytes`` the size of any file it writes, its stdout and stderr
+    included (RLIMIT_FSIZE), and ``max_processes`` the processes and threads
+    it may have at once (RLIMIT_NPROC).
+    """
+
+    timeout_s: float = 5.0
+    memory_mb: int = 1024
+    max_output_bytes: int = 4 * MIB
+    max_processes: int = 32
+    max_open_files: int = 256
+
+    def __post_init__(self) -> None:
+        for name in ("timeout_s", "memory_mb", "max_output_bytes", "max_processes", "max_open_files"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, not {getattr(self, name)!r}")
+
+    def rlimits(self, extra_processes: int = 0) -> list[tuple[str, int, int]]:
+        """``(resource name, soft, hard)`` triples; ``extra_processes`` are the sandbox's own."""
+        cpu = max(1, math.ceil(self.timeout_s))
+        nproc = self.max_processes + extra_processes
+        return [
+            ("RLIMIT_CPU", cpu, cpu + 1),
+            ("RLIMIT_AS", self.memory_mb * MIB, self.memory_mb * MIB),
+            ("RLIMIT_FSIZE", self.max_output_bytes, self.max_output_bytes),
+            ("RLIMIT_NPROC", nproc, nproc),
+            ("RLIMIT_NOFILE", self.max_open_files, self.max_open_files),
+            ("RLIMIT_CORE", 0, 0),
+        ]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one run of a program did.
+
+    Exactly one of ``exit_code`` and ``signal`` is set when the program ran to
+    its end; ``timed_out`` means it was killed at the wall-clock limit, and
+    ``setup_error`` that the sandbox itself failed (the program never ran).
+    """
+
+    stdout: str
+    stderr: str
+    exit_code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    output_limit_hit: bool = False
+    setup_error: str | None = None
+    wall_time_s: float = 0.0
+    cpu_time_s: float | None = None
+    max_rss_kb: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The program ran and exited with status 0."""
+        return self.exit_code == 0 and not self.timed_out and self.setup_error is None
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How programs are isolated: the command prefix and what the runner sets up.
+
+    ``command`` goes before the runner (e.g. ``unshare --net --pid ...``);
+    ``fresh_uid`` runs each program under a new unprivileged uid (when the
+    caller is root, whose process count RLIMIT_NPROC would not limit);
+    ``drop_caps`` empties the capability bounding set (inside a user
+    namespace); ``mount`` makes the file system read-only except the working
+    directory; ``expose`` lists interpreter directories to make reachable for
+    the fresh uid.
+    """
+
+    level: Literal["namespaces", "rlimits"]
+    command: tuple[str, ...] = ()
+    fresh_uid: bool = False
+    drop_caps: bool = False
+    mount: bool = False
+    expose: tuple[str, ...] = ()
+    nproc_enforced: bool = True
+
+    @property
+    def pid_namespace(self) -> bool:
+        """Every process of a run dies with it."""
+        return "--pid" in self.command
+
+    @property
+    def network_blocked(self) -> bool:
+        """The program sees only an unconfigured loopback device."""
+        return "--net" in self.command
+
+    def describe(self) -> str:
+        """One line for logs: what holds and what does not."""
+        holds = ["rlimits (cpu, address space, file size, open files"]
+        holds[0] += ", processes)" if self.nproc_enforced else ")"
+        if self.command:
+            spaces = [flag[2:] for flag in self.command if flag in _NAMESPACE_FLAGS]
+            holds.append("namespaces (" + ", ".join(spaces) + ")")
+        if self.mount:
+            holds.append("read-only file system except the working directory")
+        if self.fresh_uid:
+            holds.append("a fresh unprivileged uid per run")
+        if self.drop_caps:
+            holds.append("no capabilities")
+        missing = []
+        if not self.network_blocked:
+            missing.append("network")
+        if not self.pid_namespace:
+            missing.append("PID namespace (escaped processes live until their CPU limit)")
+        if not self.mount:
+            missing.append("read-only file system")
+        if not self.nproc_enforced:
+            missing.append("process limit (RLIMIT_NPROC does not bind root)")
+        text = f"{self.level}: " + "; ".join(holds)
+        return text + (f"; NOT isolated: {', '.join(missing)}" if missing else "")
+
+
+_NAMESPACE_FLAGS = ("--user", "--mount", "--net", "--pid", "--ipc", "--uts")

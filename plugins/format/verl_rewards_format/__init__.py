@@ -1,0 +1,1 @@
+"""verl-rewards-format: response-shape rewards (tag format, length penalties)."""

@@ -1,0 +1,136 @@
+"""The pure stages of math_boxed: box extraction, normalisation, LaTeX -> SymPy text."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from verl_rewards_math.boxed import last_boxed, strip_boxed
+from verl_rewards_math.equivalence import as_number, split_sequence
+from verl_rewards_math.latex_expr import to_sympy_syntax
+from verl_rewards_math.normalize import normalize
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("so $\\boxed{\\frac{1}{2}}$.", "\\frac{1}{2}"),
+        ("\\boxed{\\{1,2\\}}", "\\{1,2\\}"),
+        ("\\boxed{a} and then \\boxed{b}", "b"),
+        ("\\fbox{3}", "3"),
+        ("\\boxed {7}", "7"),
+        ("\\boxed 5$ done", "5"),
+        ("\\boxed{\\text{(B)}}", "\\text{(B)}"),
+        ("\\boxed{\\frac{1}{2", None),
+        ("\\boxedx", None),
+        ("no box here", None),
+    ],
+)
+def test_last_boxed_extracts_the_final_box(text: str, expected: str | None) -> None:
+    assert last_boxed(text) == expected
+
+
+def test_strip_boxed_leaves_an_unboxed_reference_alone() -> None:
+    assert strip_boxed("so it is $\\boxed{5}$") == "5"
+    assert strip_boxed("\\frac12") == "\\frac12"
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("\\dfrac{1}{2}", "\\frac{1}{2}"),
+        ("\\tfrac{3}{4}", "\\frac{3}{4}"),
+        ("\\frac12", "\\frac{1}{2}"),
+        ("\\frac1{2}", "\\frac{1}{2}"),
+        ("\\sqrt2", "\\sqrt{2}"),
+        ("3/4", "\\frac{3}{4}"),
+        ("\\left( 1, 2 \\right)", "(1,2)"),
+        ("30^\\circ", "30"),
+        ("30^{\\circ}", "30"),
+        ("50\\%", "50"),
+        ("\\$12.50", "12.50"),
+        ("5 \\text{ cm}^2", "5"),
+        ("\\frac{3}{2} \\text{ inches}", "\\frac{3}{2}"),
+        ("72 apples", "72"),
+        ("2 x", "2x"),
+        ("\\text{Monday}", "Monday"),
+        ("x = 5", "5"),
+        ("x=1, y=2", "x=1,y=2"),
+        ("x \\in (0,1)", "(0,1)"),
+        ("1,000,000", "1000000"),
+        ("5\\,000", "5000"),
+        (".5", "0.5"),
+        ("-.5", "-0.5"),
+        ("10.", "10"),
+        ("(B)", "B"),
+        ("$\\frac{\\sqrt{3}}{2}$", "\\frac{\\sqrt{3}}{2}"),
+        ("\u22125", "-5"),
+        ("3\u03c0", "3\\pi"),
+        ("\\displaystyle\\frac{1}{2}", "\\frac{1}{2}"),
+    ],
+)
+def test_normalize_reaches_a_canonical_spelling(answer: str, expected: str) -> None:
+    assert normalize(answer) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("12", Fraction(12)),
+        ("-3.50", Fraction(-7, 2)),
+        ("1e-3", Fraction(1, 1000)),
+        ("\\frac{3}{4}", Fraction(3, 4)),
+        ("-\\frac{1}{2}", Fraction(-1, 2)),
+        ("\\frac{1}{0}", None),
+        ("x", None),
+    ],
+)
+def test_as_number_reads_plain_numbers_only(text: str, expected: Fraction | None) -> None:
+    assert as_number(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("(1,2)", ("(", ")", ["1", "2"])),
+        ("[0,1)", ("[", ")", ["0", "1"])),
+        ("\\{1,2\\}", ("{", "}", ["1", "2"])),
+        ("1,2,3", ("", "", ["1", "2", "3"])),
+        ("(\\frac{1}{2},3)", ("(", ")", ["\\frac{1}{2}", "3"])),
+        ("(1)+(2)", None),
+        ("(5)", None),
+        ("f(1,2)", None),
+    ],
+)
+def test_split_sequence_splits_at_top_level_commas(
+    text: str, expected: tuple[str, str, list[str]] | None
+) -> None:
+    result = split_sequence(text)
+    assert (None if result is None else tuple(result)) == expected
+
+
+@pytest.mark.parametrize(
+    ("latex", "expected"),
+    [
+        ("\\frac{\\sqrt{3}}{2}", "((sqrt((3)))/(2))"),
+        ("\\sqrt[3]{8}", "((8)**(1/(3)))"),
+        ("2x^2+1", "2x**2+1"),
+        ("xy", "x*y"),
+        ("2\\cdot3", "2*3"),
+    ],
+)
+def test_to_sympy_syntax_translates_latex(latex: str, expected: str) -> None:
+    assert to_sympy_syntax(latex) == expected
+
+
+@pytest.mark.parametrize(
+    "latex",
+    ["__import__('os')", "\\text{abc}", "a.b", "x" * 200, "1" * 40, "\\frac{1}{", "x[1]", "\\unknown{x}"],
+)
+def test_to_sympy_syntax_refuses_what_it_cannot_vouch_for(latex: str) -> None:
+    assert to_sympy_syntax(latex) is None
+
+
+def test_to_sympy_syntax_reduces_words_to_single_letter_symbols() -> None:
+    # "open" could name a builtin: it must become a product of symbols.
+    assert to_sympy_syntax("open") == "o*p*e*n"

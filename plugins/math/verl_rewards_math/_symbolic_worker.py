@@ -1,0 +1,154 @@
+"""The symbolic-check worker: a child process that owns SymPy (and math-verify).
+
+Run as ``python -c <this source> <sys.path as JSON>``. It reads one JSON
+request per line on stdin and answers one JSON line on stdout, so the parent
+can kill it at a deadline however long SymPy would have run. It caps its own
+address space and exits when stdin closes or its parent exits.
+
+Requests: ``{"op": "sympy", "a": ..., "b": ...}`` with strings from
+``latex_expr.to_sympy_syntax``, or ``{"op": "math_verify", "gold": ..., "pred": ...}``.
+Answers: ``{"equal": true|false|null, "error": ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import string
+import sys
+import threading
+import time
+from typing import Any
+
+MEMORY_BYTES = 2 * 1024**3
+TOLERANCE = 1e-9
+FUNCTIONS = (
+    "sin",
+    "cos",
+    "tan",
+    "cot",
+    "sec",
+    "csc",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "log",
+    "exp",
+)
+
+
+def _setup() -> dict[str, Any]:
+    sys.path[:] = json.loads(sys.argv[1])
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    except (ValueError, OSError):
+        pass
+    import sympy
+    from sympy.parsing import sympy_parser as sp
+
+    names: dict[str, Any] = {c: sympy.Symbol(c) for c in string.ascii_letters}
+    names.update(e=sympy.E, i=sympy.I, pi=sympy.pi, oo=sympy.oo, sqrt=sympy.sqrt)
+    for name in FUNCTIONS:
+        names[name] = getattr(sympy, name)
+    # parse_expr evaluates its input: the globals hold only what its
+    # transformations emit, and the input was whitelisted by the parent.
+    glob: dict[str, Any] = {"__builtins__": {}}
+    for name in ("Integer", "Float", "Rational", "Symbol", "Function"):
+        glob[name] = getattr(sympy, name)
+    transformations = (
+        *sp.standard_transformations,
+        sp.implicit_multiplication,
+        sp.implicit_application,
+        sp.function_exponentiation,
+        sp.convert_xor,
+    )
+    return {"sympy": sympy, "parse": sp.parse_expr, "names": names, "glob": glob, "tr": transformations}
+
+
+def _parse(ctx: dict[str, Any], text: str) -> Any:
+    if "__" in text or any(c in text for c in "'\"[]{};:`!@#$&|\\"):
+        raise ValueError("refused: not a whitelisted expression")
+    return ctx["parse"](
+        text, local_dict=dict(ctx["names"]), global_dict=ctx["glob"], transformations=ctx["tr"]
+    )
+
+
+def _same(ctx: dict[str, Any], a: Any, b: Any) -> bool:
+    sympy = ctx["sympy"]
+    if a == b:
+        return True
+    diff = sympy.simplify(a - b)
+    if diff == 0:
+        return True
+    if not diff.free_symbols:
+        scale = max(1.0, abs(complex(sympy.N(b))))
+        return abs(complex(sympy.N(diff))) <= TOLERANCE * scale
+    return bool(a.equals(b))
+
+
+def sympy_equal(ctx: dict[str, Any], a: str, b: str) -> bool:
+    """Whether two expressions (or two equations ``l = r``) are equal."""
+    if a.count("=") != b.count("=") or a.count("=") > 1:
+        return False
+    if "=" in a:
+        (la, ra), (lb, rb) = a.split("="), b.split("=")
+        left = _parse(ctx, la) - _parse(ctx, ra)
+        right = _parse(ctx, lb) - _parse(ctx, rb)
+        return _same(ctx, left, right) or _same(ctx, left, -right)
+    return _same(ctx, _parse(ctx, a), _parse(ctx, b))
+
+
+def math_verify_equal(gold: str, pred: str) -> bool:
+    """math-verify's verdict on two boxed answers."""
+    from math_verify import parse, verify
+
+    return bool(verify(parse(gold), parse(pred)))
+
+
+def _has_math_verify() -> bool:
+    try:
+        import math_verify  # noqa: F401
+    except Exception:  # noqa: BLE001 - a broken install is as good as none
+        return False
+    return True
+
+
+def _exit_with_parent(period_s: float = 1.0) -> None:
+    """Exit once the parent is gone, even in the middle of a long computation."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(period_s)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def main() -> int:
+    """Serve requests until stdin closes or the parent exits."""
+    _exit_with_parent()
+    ctx = _setup()
+    print(json.dumps({"ready": True, "math_verify": _has_math_verify()}), flush=True)
+    for line in sys.stdin:
+        answer: dict[str, Any] = {"equal": None}
+        try:
+            request = json.loads(line)
+            if request["op"] == "sympy":
+                answer["equal"] = sympy_equal(ctx, request["a"], request["b"])
+            elif request["op"] == "math_verify":
+                answer["equal"] = math_verify_equal(request["gold"], request["pred"])
+            else:
+                answer["error"] = f"unknown op {request['op']!r}"
+        except Exception as e:  # noqa: BLE001 - any failure is "undecided", never a crash
+            answer["error"] = f"{type(e).__name__}: {e}"[:300]
+        print(json.dumps(answer), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""The ``math_boxed`` reward: the last ``\\boxed{}`` answer against the reference."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from verl_rewards.metadata import Example, reward
+
+from .boxed import last_boxed, strip_boxed
+from .equivalence import Options, equivalent
+
+PRED_CHARS = 200
+
+
+@reward(
+    description=(
+        "MATH-style: the last \\boxed{...} of the response, normalised, equals the reference "
+        "(string, numeric, tuple/interval, then math-verify if installed and SymPy under a deadline)."
+    ),
+    data_sources=(
+        "lighteval/MATH",
+        "DigitalLearningGmbH/MATH-lighteval",
+        "HuggingFaceH4/MATH-500",
+        "math_dapo",
+    ),
+    timeout_s=30.0,
+    tags=("math",),
+    examples=[
+        Example(solution_str="So $x = \\boxed{\\frac{1}{2}}$.", ground_truth="0.5", expected=1.0),
+        Example(solution_str="The answer is $\\boxed{\\dfrac34}$", ground_truth="\\frac{3}{4}", expected=1.0),
+        Example(solution_str="The angle is \\boxed{30^\\circ}.", ground_truth="30", expected=1.0),
+        Example(solution_str="\\boxed{(x-1)(x+1)}", ground_truth="x^2-1", expected=1.0),
+        Example(solution_str="\\boxed{6}", ground_truth="5", expected=0.1, kwargs={"format_score": 0.1}),
+        Example(solution_str="The answer is 5.", ground_truth="5", expected=0.0),
+    ],
+)
+def compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: str | int | float,
+    extra_info: Mapping[str, Any] | None = None,
+    *,
+    format_score: float = 0.0,
+    score: float = 1.0,
+    symbolic: bool = True,
+    math_verify: bool = True,
+    timeout_s: float = 2.0,
+) -> dict[str, Any]:
+    """``score`` when the boxed answer equals the reference, ``format_score``
+    when a box holds a wrong answer, 0 when there is no complete, non-empty box.
+
+    ``symbolic``/``math_verify`` enable the SymPy and math-verify checks, each
+    bounded by ``timeout_s`` seconds. Extra info: ``acc``, ``pred`` (the boxed
+    text) and ``match`` (which check decided: exact, numeric, sequence,
+    math_verify, symbolic or none).
+    """
+    pred = last_boxed(solution_str)
+    if pred is None or not pred.strip():
+        return {"score": 0.0, "acc": False, "pred": "", "match": "none"}
+    verdict = equivalent(pred, strip_boxed(str(ground_truth)), Options(symbolic, math_verify, timeout_s))
+    value = score if verdict.equal else format_score
+    return {"score": float(value), "acc": verdict.equal, "pred": pred[:PRED_CHARS], "match": verdict.method}

@@ -1,0 +1,45 @@
+"""Find numbers in free text the way people and models write them.
+
+Handles signs (also the Unicode minus), currency signs (``$``, ``\\$``, ``£``,
+``€``), thousands separators (``1,234,567``), decimals (``.5``) and trailing
+periods or units (``42.``, ``72 apples``, ``25%``).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+NUMBER = re.compile(
+    r"(?<![\w.])"
+    r"(?P<sign>[-\u2212+]?)"
+    r"(?:(?:\\?\$|£|€)\s?)?"
+    r"(?P<sign2>-?)"
+    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+)
+
+
+def find_numbers(text: str) -> list[Decimal]:
+    """Every number in ``text``, in order."""
+    return [n for n in (_to_decimal(m) for m in NUMBER.finditer(text)) if n is not None]
+
+
+def number_at_start(text: str) -> Decimal | None:
+    """The number that ``text`` starts with (after blanks), if any."""
+    m = NUMBER.match(text.lstrip())
+    return _to_decimal(m) if m else None
+
+
+def format_number(value: Decimal) -> str:
+    """A canonical spelling: ``1080`` for ``1,080.00``, ``-0.5`` for ``-.50``."""
+    text = format(value.normalize(), "f")
+    return "0" if text in ("-0", "+0") else text
+
+
+def _to_decimal(match: re.Match[str]) -> Decimal | None:
+    negative = match.group("sign") in ("-", "\u2212") or match.group("sign2") == "-"
+    try:
+        value = Decimal(match.group("digits").replace(",", ""))
+    except InvalidOperation:
+        return None
+    return -value if negative else value
