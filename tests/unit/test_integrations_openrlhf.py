@@ -1,0 +1,168 @@
+"""The OpenRLHF reward file, loaded and called exactly as OpenRLHF does."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+
+import pytest
+import torch
+
+import verl_rewards.integrations.openrlhf_reward as real_module
+from verl_rewards.errors import ConfigError, PluginNotFoundError, RewardError
+from verl_rewards.integrations.openrlhf_reward import DEFAULT_STRIP, response_of, strip_suffixes
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch):
+    for name in real_module.ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    real_module._settings.clear()
+    yield
+    real_module._settings.clear()
+
+
+def load_reward_file():
+    """OpenRLHF: spec_from_file_location("reward_func", --remote_rm_url) in its driver."""
+    spec = importlib.util.spec_from_file_location("reward_func", real_module.__file__)
+    reward_module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reward_module)
+    return reward_module.reward_func
+
+
+@pytest.fixture
+def reward_func(monkeypatch):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
+    return load_reward_file()
+
+
+def single_turn(reward_func, query, prompt, label):
+    """OpenRLHF's SingleTurnAgentExecutor (openrlhf/utils/agent.py): one sample per call in
+    a thread, then reward/scores/extra_logs as _build_sample_from_output reads them."""
+    async def fetch():
+        return await asyncio.gather(asyncio.to_thread(reward_func, [query], [prompt], [label]))
+
+    info = asyncio.run(fetch())[0]
+    reward = info.get("rewards")
+    scores = info.get("scores") or info.get("rewards")
+    logs = {k: v.flatten()[0].item() for k, v in info["extra_logs"].items()}
+    return torch.tensor([reward]).item(), torch.tensor([scores]).item(), logs
+
+
+def batched(reward_func, batches):
+    """OpenRLHF 0.8's update_samples_with_rewards: torch.cat over batches, key by key."""
+    infos = [reward_func(*batch) for batch in batches]
+    rewards = torch.cat([i["rewards"] for i in infos], dim=0)
+    scores = torch.cat([i["scores"] for i in infos], dim=0)
+    logs = {k: torch.cat([i["extra_logs"][k] for i in infos], dim=0) for k in infos[0]["extra_logs"]}
+    return rewards.tolist(), scores.tolist(), {k: v.tolist() for k, v in logs.items()}
+
+
+def test_single_turn_executor_call(reward_func):
+    reward, score, logs = single_turn(reward_func, "<bos>Q: 6*7? A: 42<|im_end|>", "<bos>Q: 6*7? A:", "42")
+    assert (reward, score, logs) == (1.0, 1.0, {"reward_failed": 0.0})
+
+
+def test_batched_call_returns_one_dimensional_float_tensors(reward_func):
+    info = reward_func(["P1 1</s>", "P2 0</s>"], ["P1", "P2"], ["1", "1"])
+    assert set(info) == {"rewards", "scores", "extra_logs"}
+    assert info["rewards"].dtype == torch.float32 and info["rewards"].shape == (2,)
+    assert batched(reward_func, [(["P1 1</s>", "P2 0</s>"], ["P1", "P2"], ["1", "1"]),
+                                 (["P3 3"], ["P3"], ["3"])]) == (
+        [1.0, 0.0, 1.0], [1.0, 0.0, 1.0], {"reward_failed": [0.0, 0.0, 0.0]})
+
+
+def test_plugin_kwargs_come_from_json(monkeypatch):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "verl-rewards-testkit:exact_match")
+    monkeypatch.setenv("VERL_REWARDS_KWARGS", '{"bonus": 0.5}')
+    assert load_reward_file()(["Pa"], ["P"], ["a"])["rewards"].tolist() == [1.5]
+
+
+def test_extra_log_keys_are_fixed_so_batches_concatenate(monkeypatch):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "faulty")
+    monkeypatch.setenv("VERL_REWARDS_LOG_KEYS", '["acc"]')
+    rewards, _, logs = batched(load_reward_file(), [(["P1"], ["P"], ["1"]),
+                                                    (["Praise"], ["P"], ["1"])])
+    assert rewards == [1.0, 0.0]
+    assert logs == {"reward_failed": [0.0, 1.0], "acc": [0.0, 0.0]}
+
+
+def test_failed_samples_get_error_score_and_a_warning(monkeypatch, caplog):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "faulty")
+    monkeypatch.setenv("VERL_REWARDS_ERROR_SCORE", "-1")
+    with caplog.at_level(logging.WARNING, "verl_rewards.integrations"):
+        info = load_reward_file()(["P1", "Praise", "Pnan"], ["P"] * 3, ["1"] * 3)
+    assert info["rewards"].tolist() == [1.0, -1.0, -1.0]
+    assert info["extra_logs"]["reward_failed"].tolist() == [0.0, 1.0, 1.0]
+    assert "reward faulty (verl-rewards-testkit 0.3.1) failed on sample 1: RuntimeError" in caplog.text
+
+
+def test_on_error_raise(monkeypatch):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "faulty")
+    monkeypatch.setenv("VERL_REWARDS_ON_ERROR", "raise")
+    with pytest.raises(RewardError, match="failed on sample 0: RuntimeError"):
+        load_reward_file()(["Praise"], ["P"], ["1"])
+
+
+def test_settings_read_at_load_travel_with_the_function(monkeypatch):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
+    reward_func = load_reward_file()  # the driver's environment, captured
+    monkeypatch.delenv("VERL_REWARDS_PLUGIN")  # a worker without it
+    assert reward_func(["P1"], ["P"], ["1"])["rewards"].tolist() == [1.0]
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "faulty")  # a worker's own setting wins
+    assert reward_func(["Praise"], ["P"], ["1"])["extra_logs"]["reward_failed"].tolist() == [1.0]
+
+
+def test_missing_plugin_variable_says_how_to_set_it_on_a_cluster():
+    with pytest.raises(ConfigError, match=r"needs VERL_REWARDS_PLUGIN.*--runtime-env-json"):
+        load_reward_file()(["P1"], ["P"], ["1"])
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("VERL_REWARDS_KWARGS", "{bonus: 1}", "VERL_REWARDS_KWARGS is not valid JSON"),
+    ("VERL_REWARDS_KWARGS", "[1]", "VERL_REWARDS_KWARGS must be a JSON object"),
+    ("VERL_REWARDS_TIMEOUT_S", "soon", "VERL_REWARDS_TIMEOUT_S must be seconds or 'none'"),
+    ("VERL_REWARDS_ON_ERROR", "ignore", "invalid VERL_REWARDS_\\* setting: reward.on_error"),
+    ("VERL_REWARDS_STRIP", '"</s>"', "VERL_REWARDS_STRIP must be a JSON list"),
+])
+def test_bad_settings_are_config_errors_naming_the_variable(monkeypatch, name, value, message):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=message):
+        load_reward_file()(["P1"], ["P"], ["1"])
+
+
+def test_unknown_plugin_lists_installed(monkeypatch):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_mach")
+    with pytest.raises(PluginNotFoundError, match="Did you mean 'exact_match'"):
+        load_reward_file()(["P1"], ["P"], ["1"])
+
+
+def test_mismatched_lengths_are_refused(reward_func):
+    with pytest.raises(ValueError, match="2 queries, 1 prompts and 2 labels"):
+        reward_func(["a", "b"], ["a"], ["1", "2"])
+
+
+@pytest.mark.parametrize(("query", "prompt", "response"), [
+    ("Q: x? A: 42<|im_end|>", "Q: x? A:", " 42"),
+    ("<pad><pad>Q A 7</s><pad>", "Q A", " 7"),  # left padding before the prompt
+    ("Q 7<|eot_id|>\n<|end_of_text|>", "Q", " 7"),
+    ("garbled Q", "Q?", "garbled Q"),  # prompt not found: the whole query
+    ("Q 1", "", "Q 1"),
+])
+def test_response_is_the_query_after_its_prompt_without_end_markers(query, prompt, response):
+    assert response_of(query, prompt, DEFAULT_STRIP) == response
+
+
+def test_strip_suffixes_can_be_configured(monkeypatch):
+    assert strip_suffixes("7<pad></s>", ["</s>", "<pad>"]) == "7"
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
+    monkeypatch.setenv("VERL_REWARDS_STRIP", '["<pad>", "</s>"]')
+    assert load_reward_file()(["Q 7</s><pad>"], ["Q"], ["7"])["rewards"].tolist() == [1.0]
+
+
+def test_the_plugin_is_resolved_once_in_the_real_module(reward_func):
+    for _ in range(3):
+        reward_func(["P1"], ["P"], ["1"])
+    assert len(real_module._settings._values) == 1  # not in OpenRLHF's "reward_func" copy

@@ -1,0 +1,184 @@
+"""The TRL adapter, called exactly as TRL's GRPOTrainer calls reward functions."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import pickle
+import time
+
+import pytest
+
+import verl_rewards.integrations.trl as adapter
+from verl_rewards.errors import ConfigError, PluginNotFoundError, RewardError
+from verl_rewards.integrations.trl import (
+    AsyncPluginReward,
+    PluginReward,
+    completion_text,
+    reward_func,
+)
+
+
+def trl_call(fn, completions, prompts=None, **columns):
+    """GRPOTrainer._calculate_rewards: prompts, completions and completion_ids, every
+    dataset column as a list, plus trainer_state, log_extra and log_metric."""
+    prompts = prompts or ["Q"] * len(completions)
+    extras = {"trainer_state": object(), "log_extra": lambda column, values: None,
+              "log_metric": lambda name, value: None}
+    kwargs = {**extras, **columns}
+    result = fn(prompts=prompts, completions=completions,
+                completion_ids=[[1, 2]] * len(completions), **kwargs)
+    return asyncio.run(result) if inspect.isawaitable(result) else result
+
+
+@pytest.fixture
+def seen(make_dist, monkeypatch):
+    """Plugin ``echo``, and the samples the adapter builds for it."""
+    make_dist("probe-rewards", "1.0", "[verl_rewards]\necho = plug_echo:echo\n", {"plug_echo.py": '''
+        def echo(data_source, solution_str, ground_truth, extra_info=None):
+            return float(solution_str == ground_truth)
+    '''})
+    calls = []
+    import verl_rewards.integrations._common as common
+
+    real = common.score_samples
+    monkeypatch.setattr(common, "score_samples", lambda loaded, samples, *a, **k: (
+        calls.extend(samples), real(loaded, samples, *a, **k))[1])
+    return calls
+
+
+def test_named_after_the_plugin_and_returns_one_float_per_completion():
+    fn = reward_func("exact_match", ground_truth_column="answer", kwargs={"bonus": 0.5})
+    assert fn.__name__ == "exact_match" and isinstance(fn, PluginReward)
+    assert trl_call(fn, ["42", " 7 ", "x"], answer=["42", "7", "y"]) == [1.5, 1.5, 0.5]
+
+
+def test_name_can_tell_two_uses_of_one_plugin_apart():
+    fns = [reward_func("exact_match"), reward_func("exact_match", name="exact_bonus",
+                                                   kwargs={"bonus": 1.0})]
+    assert [f.__name__ for f in fns] == ["exact_match", "exact_bonus"]
+
+
+def test_conversational_completions_use_the_last_assistant_message():
+    fn = reward_func("exact_match")
+    completions = [[{"role": "assistant", "content": "1"}],
+                   [{"role": "assistant", "content": "0"}, {"role": "tool", "content": "x"},
+                    {"role": "assistant", "content": "2"}]]
+    assert trl_call(fn, completions, ground_truth=["1", "2"]) == [1.0, 1.0]
+
+
+def test_completion_text_handles_content_parts_and_odd_shapes():
+    assert completion_text([{"role": "assistant", "content": [{"type": "text", "text": "a"},
+                                                              {"type": "image"}, "b"]}]) == "ab"
+    assert completion_text({"role": "assistant", "content": None}) == ""
+    assert completion_text([{"role": "user", "content": "u"}]) == "u"
+    assert completion_text([]) == ""
+
+
+def test_columns_map_onto_ground_truth_data_source_and_extra_info(seen):
+    fn = reward_func("echo", ground_truth_column="answer")
+    trl_call(fn, ["a", "b"], answer=["a", "c"], data_source=["gsm8k", "math"], level=[1, 2])
+    assert [(s.data_source, s.ground_truth, s.extra_info) for s in seen] == [
+        ("gsm8k", "a", {"level": 1}), ("math", "c", {"level": 2})]
+
+
+def test_fixed_data_source_and_selected_extra_columns(seen):
+    fn = reward_func("echo", data_source="my/set", extra_info_columns=["level"])
+    trl_call(fn, ["a"], ground_truth=["a"], data_source=["ignored"], level=[3], other=["x"])
+    assert [(s.data_source, s.extra_info) for s in seen] == [("my/set", {"level": 3})]
+
+
+def test_no_ground_truth_column_passes_an_empty_ground_truth(seen):
+    fn = reward_func("echo", ground_truth_column=None)
+    trl_call(fn, ["a"], level=[1])
+    assert seen[0].ground_truth == "" and seen[0].data_source == ""
+
+
+def test_a_missing_column_names_it_and_lists_the_batch_columns():
+    fn = reward_func("exact_match", ground_truth_column="solution")
+    with pytest.raises(ConfigError, match=r"no column 'solution' \(set ground_truth_column=...\); "
+                                          r"its columns are: answer, level"):
+        trl_call(fn, ["1"], answer=["1"], level=[1])
+
+
+def test_unknown_plugin_fails_when_the_reward_function_is_built():
+    with pytest.raises(PluginNotFoundError, match="Did you mean 'exact_match'"):
+        reward_func("exact_mach")
+
+
+def test_failed_samples_score_error_score_with_a_warning_naming_plugin_and_index(caplog):
+    fn = reward_func("faulty", error_score=-1.0)
+    with caplog.at_level(logging.WARNING, "verl_rewards.integrations"):
+        scores = trl_call(fn, ["1", "raise", "nan"], ground_truth=["1"] * 3)
+    assert scores == [1.0, -1.0, -1.0]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("reward faulty (verl-rewards-testkit 0.3.1) failed on sample 1: RuntimeError" in m
+               for m in messages)
+    assert any("failed on sample 2" in m and "nan is not a finite number" in m for m in messages)
+
+
+def test_failure_rate_is_logged_through_trls_log_metric():
+    logged = []
+    fn = reward_func("faulty")
+    fn(prompts=["Q"] * 4, completions=["1", "raise", "1", "1"], ground_truth=["1"] * 4,
+       log_metric=lambda name, value: logged.append((name, value)))
+    assert logged == [("rewards/faulty/failed", 0.25)]
+
+
+def test_on_error_raise_raises_reward_error():
+    fn = reward_func("faulty", on_error="raise")
+    with pytest.raises(RewardError, match=r"faulty .*failed on sample 1: RuntimeError"):
+        trl_call(fn, ["1", "raise"], ground_truth=["1", "1"])
+
+
+def test_timeout_fails_the_slow_sample_only():
+    fn = reward_func("slow_cpu", timeout_s=0.2, kwargs={"ms": 3000})
+    began = time.monotonic()
+    assert trl_call(fn, ["1"], ground_truth=["1"]) == [0.0]
+    assert time.monotonic() - began < 2
+
+
+def test_invalid_options_are_config_errors():
+    with pytest.raises(ConfigError, match="on_error must be one of score, raise"):
+        reward_func("exact_match", on_error="ignore")
+    with pytest.raises(ConfigError, match="extra_info_columns must be a list"):
+        reward_func("exact_match", extra_info_columns="level")
+
+
+def test_batch_plugin_gets_the_whole_batch_in_one_call():
+    fn = reward_func("batch_exact")
+    assert trl_call(fn, ["a", "b", "c"], ground_truth=["a", "x", "c"]) == [1.0, 0.0, 1.0]
+
+
+def test_async_plugin_gives_an_async_callable_when_trl_awaits_objects(monkeypatch):
+    monkeypatch.setattr(adapter, "_trl_version", lambda: (1, 16))
+    fn = reward_func("sleepy", kwargs={"ms": 200})
+    assert isinstance(fn, AsyncPluginReward) and fn.__name__ == "sleepy"
+    assert inspect.iscoroutinefunction(fn.__call__)  # what TRL's is_async_callable checks
+    began = time.monotonic()
+    assert trl_call(fn, ["1", "0"] * 5, ground_truth=["1"] * 10) == [1.0, 0.0] * 5
+    assert time.monotonic() - began < 1.5  # ten 0.2 s calls overlapped
+
+
+def test_older_trl_gets_a_sync_callable_and_async_true_is_refused(monkeypatch):
+    monkeypatch.setattr(adapter, "_trl_version", lambda: (1, 13))
+    fn = reward_func("sleepy", kwargs={"ms": 1})
+    assert isinstance(fn, PluginReward)  # TRL 1.0-1.13 would not await an object
+    assert trl_call(fn, ["1"], ground_truth=["1"]) == [1.0]
+    with pytest.raises(ConfigError, match=r"async_=True needs TRL >= 1.14.*installed: TRL 1.13"):
+        reward_func("sleepy", async_=True)
+
+
+def test_async_can_be_forced_either_way(monkeypatch):
+    monkeypatch.setattr(adapter, "_trl_version", lambda: None)  # TRL not installed
+    assert isinstance(reward_func("exact_match", async_=True), AsyncPluginReward)
+    assert isinstance(reward_func("sleepy", async_=False), PluginReward)
+
+
+@pytest.mark.parametrize("plugin", ["exact_match", "sleepy"])
+def test_reward_function_pickles_and_scores_after_unpickling(plugin):
+    fn = reward_func(plugin)
+    restored = pickle.loads(pickle.dumps(fn))
+    assert type(restored) is type(fn) and restored.__name__ == plugin
+    assert trl_call(restored, ["1"], ground_truth=["1"]) == [1.0]

@@ -1,0 +1,243 @@
+"""The verl adapter, called exactly as verl's reward managers call it."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib.util
+import inspect
+import os
+import pickle
+import time
+
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+import verl_rewards.integrations.verl as adapter
+from verl_rewards import discovery
+from verl_rewards.errors import (
+    ConfigError,
+    PluginNotFoundError,
+    PluginShapeError,
+    RewardError,
+    RewardValueError,
+)
+from verl_rewards.integrations.verl import compute_score, compute_score_async, compute_score_batch
+
+
+@pytest.fixture(autouse=True)
+def _fresh_adapter_cache():
+    adapter._entries.clear()
+    yield
+    adapter._entries.clear()
+
+
+def _call_with_kwargs(raw_fn, extra_kwargs, *args, **kwargs):
+    """verl.trainer.ppo.reward._call_with_kwargs: reward_kwargs win over call kwargs."""
+    return raw_fn(*args, **{**kwargs, **extra_kwargs})
+
+
+def verl_wraps(reward_kwargs, fn=compute_score):
+    """What verl's get_custom_reward_fn returns for our function."""
+    return functools.partial(_call_with_kwargs, fn, dict(reward_kwargs))
+
+
+def naive_call(fn, data_source="openai/gsm8k", solution_str="42", ground_truth="42",
+               extra_info=None):
+    """How verl's NaiveRewardManager calls compute_score: all by keyword."""
+    return fn(data_source=data_source, solution_str=solution_str, ground_truth=ground_truth,
+              extra_info=extra_info if extra_info is not None else {"index": 0})
+
+
+def test_keyword_call_returns_the_plugins_dict_validated():
+    result = naive_call(verl_wraps({"plugin": "exact_match", "bonus": 0.5}), solution_str=" 42 ")
+    assert result == {"score": 1.5, "pid": os.getpid()}
+
+
+def test_a_number_comes_back_as_a_float():
+    assert naive_call(verl_wraps({"plugin": "faulty"}), solution_str="41") == 0.0
+    assert type(naive_call(verl_wraps({"plugin": "faulty"}))) is float
+
+
+def test_positional_call_as_the_prime_manager_makes_it():
+    evaluation_func = verl_wraps({"plugin": "exact_match"})
+    task = functools.partial(evaluation_func, "d", "7", "7", {"i": 1})  # prime.py's call
+    assert task()["score"] == 1.0
+
+
+def test_batch_class_and_async_plugins_work_per_sample():
+    assert naive_call(verl_wraps({"plugin": "batch_exact"})) == 1.0
+    assert naive_call(verl_wraps({"plugin": "async_exact", "delay_s": 0}))["score"] == 1.0
+    assert naive_call(verl_wraps({"plugin": "stateful", "scale": 2.0}))["score"] == 2.0
+
+
+def test_plugin_is_resolved_once_per_selection_and_kwargs(monkeypatch):
+    scans = []
+    real = discovery.find_plugins
+    monkeypatch.setattr(discovery, "find_plugins", lambda: scans.append(1) or real())
+    fn = verl_wraps({"plugin": "stateful", "scale": 1.0})
+    first = [naive_call(fn)["instances"] for _ in range(3)]
+    other = naive_call(verl_wraps({"plugin": "stateful", "scale": 3.0}))
+    assert first[0] == first[1] == first[2]  # one instance for the three calls
+    assert other["instances"] == first[0] + 1 and other["score"] == 3.0
+    assert len(scans) == 2
+
+
+def test_nested_omegaconf_kwargs_are_made_plain(reward_file):
+    path = reward_file('''
+        def compute_score(data_source, solution_str, ground_truth, extra_info=None, weights=None):
+            assert type(weights) is dict and type(weights["tags"]) is list
+            return weights["correct"] * float(solution_str == ground_truth)
+    ''')
+    # verl hands over dict(reward_kwargs): plain at the top, omegaconf nodes inside.
+    reward_kwargs = dict(OmegaConf.create({"path": str(path),
+                                           "weights": {"correct": 2.0, "tags": ["a"]}}))
+    assert naive_call(verl_wraps(reward_kwargs)) == 2.0
+
+
+def test_file_reward_selected_by_path_and_name(reward_file):
+    path = reward_file('''
+        def other(data_source, solution_str, ground_truth, extra_info=None, scale=1.0):
+            return {"score": scale, "source": data_source}
+    ''')
+    fn = verl_wraps({"path": str(path), "name": "other", "scale": 0.25})
+    assert naive_call(fn) == {"score": 0.25, "source": "openai/gsm8k"}
+
+
+def test_missing_selection_is_a_clear_error_at_the_first_call():
+    fn = verl_wraps({"method": "flexible"})  # building the partial is fine, as in verl
+    with pytest.raises(ConfigError, match=r"reward_kwargs must set exactly one of 'plugin'.*"
+                                          r"sets neither \(keys: \['method'\]\)"):
+        naive_call(fn)
+
+
+def test_plugin_and_path_together_are_an_error(reward_file):
+    with pytest.raises(ConfigError, match="sets both 'plugin' and 'path'"):
+        naive_call(verl_wraps({"plugin": "exact_match", "path": str(reward_file("x = 1\n"))}))
+
+
+def test_unknown_plugin_suggests_and_lists_installed():
+    with pytest.raises(PluginNotFoundError, match="Did you mean 'exact_match'.*Installed plugins:"):
+        naive_call(verl_wraps({"plugin": "exact_mach"}))
+
+
+def test_a_config_error_is_remembered_not_rediscovered(monkeypatch):
+    fn = verl_wraps({"plugin": "nope"})
+    with pytest.raises(PluginNotFoundError):
+        naive_call(fn)
+    monkeypatch.setattr(discovery, "find_plugins", lambda: pytest.fail("scanned again"))
+    with pytest.raises(PluginNotFoundError):
+        naive_call(fn)
+
+
+def test_kwargs_the_plugin_does_not_take_fail_at_load_naming_the_plugin():
+    with pytest.raises(PluginShapeError, match=r"exact_match .*reward.kwargs \['colour'\]"):
+        naive_call(verl_wraps({"plugin": "exact_match", "colour": "red"}))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("none", "got NoneType None"), ("nan", "nan is not a finite number"),
+    ("no_score", "a dict without a 'score' key"), ("string", "got str '1.0'"),
+])
+def test_invalid_results_raise_naming_the_plugin(text, message):
+    with pytest.raises(RewardValueError, match=f"reward faulty .*{message}"):
+        naive_call(verl_wraps({"plugin": "faulty"}), solution_str=text)
+
+
+def test_the_plugins_own_exception_propagates_unchanged():
+    with pytest.raises(RuntimeError, match="the reward raised on purpose"):
+        naive_call(verl_wraps({"plugin": "faulty"}), solution_str="raise")
+
+
+def test_reward_router_kwargs_reach_only_plugins_that_take_them(reward_file):
+    path = reward_file('''
+        def judge(data_source, solution_str, ground_truth, extra_info=None,
+                  reward_router_address=None, reward_model_tokenizer=None):
+            return {"score": 1.0, "router": reward_router_address}
+    ''')
+    host = {"reward_router_address": "10.0.0.1:8000", "reward_model_tokenizer": object()}
+    # verl's reward loop: compute_score(..., **extra_reward_kwargs) under the partial.
+    judge = verl_wraps({"path": str(path), "name": "judge"})
+    assert naive_call(functools.partial(judge, **host))["router"] == "10.0.0.1:8000"
+    plain = verl_wraps({"plugin": "exact_match"})
+    assert naive_call(functools.partial(plain, **host))["score"] == 1.0
+
+
+def test_compute_score_pickles_by_reference():
+    assert pickle.loads(pickle.dumps(compute_score)) is compute_score
+    restored = pickle.loads(pickle.dumps(verl_wraps({"plugin": "exact_match"})))
+    assert naive_call(restored)["score"] == 1.0
+
+
+def load_extern_object(module_path, object_name):
+    """verl.utils.import_utils.load_extern_object / load_module, as verl resolves
+    reward.custom_reward_function.path and .name."""
+    if module_path.startswith("pkg://"):
+        module = importlib.import_module(module_path[len("pkg://"):].replace("/", "."))
+    else:
+        module_path = module_path.removeprefix("file://")
+        spec = importlib.util.spec_from_file_location(
+            f"custom_module_{hash(os.path.abspath(module_path))}", module_path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # not registered in sys.modules
+    return getattr(module, object_name)
+
+
+@pytest.mark.parametrize("path", ["pkg://verl_rewards.integrations.verl",
+                                  "pkg://verl_rewards/integrations/verl", "FILE"])
+@pytest.mark.parametrize("name", ["compute_score", "compute_score_batch", "compute_score_async"])
+def test_verl_resolves_the_path_to_the_real_functions(path, name):
+    raw_fn = load_extern_object(adapter.__file__ if path == "FILE" else path, name)
+    assert raw_fn is getattr(adapter, name)
+    assert pickle.loads(pickle.dumps(raw_fn)) is raw_fn  # standard pickle, by reference
+
+
+def test_old_verl_loading_the_file_as_custom_module_gets_the_real_function():
+    # verl before pkg:// paths: spec_from_file_location("custom_module", path).
+    spec = importlib.util.spec_from_file_location("custom_module", adapter.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.compute_score is compute_score
+
+
+def test_batch_entry_called_as_the_batch_reward_manager_calls_it():
+    # verl's BatchRewardManager: numpy arrays from non_tensor_batch, all by keyword.
+    fn = verl_wraps({"plugin": "exact_match"}, compute_score_batch)
+    scores = fn(data_sources=np.array(["d", "d", "d"], dtype=object),
+                solution_strs=["1", "2", "3"], ground_truths=["1", "0", "3"],
+                extra_infos=np.array([{}, {}, {}], dtype=object))
+    assert [s["score"] for s in scores] == [1.0, 0.0, 1.0]
+
+
+def test_batch_entry_calls_a_batch_plugin_once():
+    fn = verl_wraps({"plugin": "batch_exact"}, compute_score_batch)
+    assert fn(data_sources=["d"] * 2, solution_strs=["a", "b"], ground_truths=["a", "a"],
+              extra_infos=[None, None]) == [1.0, 0.0]
+
+
+def test_batch_entry_raises_naming_the_failed_sample():
+    fn = verl_wraps({"plugin": "faulty"}, compute_score_batch)
+    with pytest.raises(RewardError, match=r"faulty .*failed on sample 1: RuntimeError"):
+        fn(data_sources=["d"] * 3, solution_strs=["1", "raise", "1"], ground_truths=["1"] * 3,
+           extra_infos=None)
+
+
+def test_async_entry_is_awaited_by_verl_and_runs_an_async_plugin_concurrently():
+    assert inspect.iscoroutinefunction(compute_score_async)  # verl's reward loop checks this
+    assert not inspect.iscoroutinefunction(compute_score)
+    fn = verl_wraps({"plugin": "sleepy", "ms": 200}, compute_score_async)
+
+    async def batch():
+        return await asyncio.gather(*(naive_call(fn, solution_str=str(i % 2), ground_truth="1")
+                                      for i in range(10)))
+
+    asyncio.run(batch())  # resolve first, so the timing below is the calls only
+    began = time.monotonic()
+    assert asyncio.run(batch()) == [0.0, 1.0] * 5
+    assert time.monotonic() - began < 1.0  # ten 0.2 s calls overlapped
+
+
+def test_async_entry_runs_a_sync_plugin_in_a_thread():
+    fn = verl_wraps({"plugin": "exact_match"}, compute_score_async)
+    assert asyncio.run(naive_call(fn))["score"] == 1.0

@@ -1,0 +1,136 @@
+"""What the trainer adapters share: a per-process cache keyed by the reward's
+selection, plain config values, and batch scoring under ``on_error``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
+
+from ..errors import ConfigError
+from ..resolve import LoadedReward
+from ..samples import Sample
+from ..scoring import Limits, score_samples
+
+OnError = Literal["score", "raise"]
+
+logger = logging.getLogger("verl_rewards.integrations")
+
+_T = TypeVar("_T")
+_MAX_WARNINGS = 5  # per batch: one line per failed sample, then a count
+
+
+class ProcessCache(Generic[_T]):
+    """Values built once per process and key. A build that raises a
+    :class:`ConfigError` is remembered (it would fail the same way again);
+    any other failure is retried on the next call."""
+
+    def __init__(self) -> None:
+        self._values: dict[Hashable, _T] = {}
+        self._errors: dict[Hashable, ConfigError] = {}
+        self._lock = threading.Lock()
+
+    def peek(self, key: Hashable) -> _T | None:
+        """The cached value for ``key``, or None; never builds."""
+        return self._values.get(key)
+
+    def get(self, key: Hashable, build: Callable[[], _T]) -> _T:
+        """The value for ``key``, built by ``build()`` the first time."""
+        try:
+            return self._values[key]
+        except KeyError:
+            pass
+        with self._lock:
+            if key in self._values:
+                return self._values[key]
+            if key in self._errors:
+                raise self._errors[key]
+            try:
+                value = self._values[key] = build()
+            except ConfigError as e:
+                self._errors[key] = e
+                raise
+            return value
+
+    def clear(self) -> None:
+        """Forget everything (tests, or after reinstalling a plugin)."""
+        with self._lock:
+            self._values.clear()
+            self._errors.clear()
+
+
+def selection_key(options: Mapping[str, Any]) -> Hashable:
+    """A cache key for a reward selection plus its kwargs (cheap when the values are hashable)."""
+    try:
+        # The type is part of the key: 1, 1.0 and True are equal but distinct kwargs.
+        key = tuple(sorted((str(k), type(v), v) for k, v in options.items()))
+        hash(key)
+        return key
+    except TypeError:
+        return json.dumps(_canonical(plain(options)), sort_keys=True, default=repr)
+
+
+def plain(value: Any) -> Any:
+    """``value`` with omegaconf containers (verl's nested ``reward_kwargs``) made plain."""
+    if type(value).__module__.startswith("omegaconf"):
+        from omegaconf import OmegaConf
+
+        return OmegaConf.to_container(value, resolve=True)
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+class Scored(NamedTuple):
+    """One batch's scores, under the adapter's failure policy."""
+
+    scores: list[float]  # error_score for failed samples
+    extras: list[Mapping[str, Any] | None]  # the plugin's extra keys, per sample
+    errors: list[str | None]  # "Type: message" for failed samples
+
+    @property
+    def n_failed(self) -> int:
+        """Samples that raised, returned an invalid value or timed out."""
+        return sum(e is not None for e in self.errors)
+
+
+def score_batch(
+    loaded: LoadedReward, samples: Sequence[Sample], limits: Limits, on_error: OnError,
+    error_score: float,
+) -> Scored:
+    """Score ``samples`` with the core's scoring (timeouts, validation).
+
+    ``on_error='raise'`` raises :class:`~verl_rewards.errors.RewardError` at the
+    first failed sample; ``'score'`` gives it ``error_score`` and logs a warning
+    naming the plugin and the sample index.
+    """
+    outcomes = score_samples(loaded, samples, limits, stop_on_error=on_error == "raise")
+    errors = [None if o.status == "ok" else (o.error or o.status) for o in outcomes]
+    _warn_failures(loaded.display_name, errors, error_score)
+    return Scored(
+        scores=[o.score if o.score is not None else error_score for o in outcomes],
+        extras=[o.extra for o in outcomes],
+        errors=errors,
+    )
+
+
+def _warn_failures(plugin: str, errors: Sequence[str | None], error_score: float) -> None:
+    failed = [(i, e) for i, e in enumerate(errors) if e is not None]
+    for index, error in failed[:_MAX_WARNINGS]:
+        logger.warning("reward %s failed on sample %d: %s; scored %s (on_error='score')",
+                       plugin, index, error, error_score)
+    if len(failed) > _MAX_WARNINGS:
+        logger.warning("reward %s: %d more failed samples in this batch of %d scored %s",
+                       plugin, len(failed) - _MAX_WARNINGS, len(errors), error_score)
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value

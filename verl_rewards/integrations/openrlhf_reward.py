@@ -1,0 +1,219 @@
+"""OpenRLHF reward file: ``--remote_rm_url`` pointing here scores with a plugin.
+
+.. code-block:: bash
+
+    export VERL_REWARDS_PLUGIN=gsm8k                       # name or dist:name
+    export VERL_REWARDS_KWARGS='{"method": "flexible"}'    # optional, a JSON object
+    python -m openrlhf.cli.train_ppo_ray ... --label_key answer \\
+        --remote_rm_url "$(python -c 'import verl_rewards.integrations.openrlhf_reward as m; print(m.__file__)')"
+
+OpenRLHF loads this file by path and calls ``reward_func(queries, prompts,
+labels)``: ``queries`` are prompt + response decoded with special tokens,
+``prompts`` the prompts, ``labels`` the ``--label_key`` values. The response is
+the query after its prompt, with trailing end-of-sequence markers removed; the
+label is the ground truth. The result is OpenRLHF's dict of 1-D float tensors:
+``rewards``, ``scores`` (the same values) and ``extra_logs``.
+
+Other settings (environment): ``VERL_REWARDS_DATA_SOURCE`` (default
+``openrlhf``), ``VERL_REWARDS_TIMEOUT_S`` (default 30, ``none`` for no limit),
+``VERL_REWARDS_ON_ERROR`` (``score``/``raise``), ``VERL_REWARDS_ERROR_SCORE``
+(default 0.0), ``VERL_REWARDS_STRIP`` (JSON list of suffixes to strip from
+responses), ``VERL_REWARDS_LOG_KEYS`` (JSON list of the plugin's extra keys to
+log). See ``docs/integrations/openrlhf.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+# Absolute imports: OpenRLHF loads this file by path, outside its package.
+from verl_rewards.config import load_config
+from verl_rewards.errors import ConfigError
+from verl_rewards.integrations._common import OnError, ProcessCache, Scored, logger, score_batch
+from verl_rewards.reference import RewardRef
+from verl_rewards.resolve import LoadedReward, resolve
+from verl_rewards.samples import Sample
+from verl_rewards.scoring import Limits
+
+ENV_VARS = (
+    "VERL_REWARDS_PLUGIN", "VERL_REWARDS_KWARGS", "VERL_REWARDS_DATA_SOURCE",
+    "VERL_REWARDS_TIMEOUT_S", "VERL_REWARDS_ON_ERROR", "VERL_REWARDS_ERROR_SCORE",
+    "VERL_REWARDS_STRIP", "VERL_REWARDS_LOG_KEYS",
+)
+
+# Decoded with special tokens, a response ends with its end-of-sequence marker
+# (and maybe padding); rewards written for verl expect clean text.
+DEFAULT_STRIP = (
+    "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "<|end|>", "</s>",
+    "<eos>", "<end_of_turn>", "<pad>", "<\uff5cend\u2581of\u2581sentence\uff5c>",
+)
+
+# Read when OpenRLHF loads this file (in its driver). OpenRLHF ships
+# reward_func to its Ray workers by value, so these settings travel with it:
+# a worker whose environment lacks them scores with the driver's choice.
+_LOADED_ENV = {name: os.environ[name] for name in ENV_VARS if name in os.environ}
+
+
+def reward_func(queries: list[str], prompts: list[str], labels: list[Any],
+                **kwargs: Any) -> dict[str, Any]:
+    """OpenRLHF's custom reward function, delegating to a verl-rewards plugin."""
+    # By the real module name: OpenRLHF loaded *this* copy as "reward_func", and
+    # the resolved plugin must be cached in one real, importable module.
+    from verl_rewards.integrations.openrlhf_reward import score_queries
+
+    return score_queries(queries, prompts, labels, defaults=_LOADED_ENV)
+
+
+class Settings(NamedTuple):
+    """The environment's choice of plugin and policy, validated."""
+
+    ref: RewardRef
+    data_source: str
+    limits: Limits
+    on_error: OnError
+    error_score: float
+    strip: tuple[str, ...]
+    log_keys: tuple[str, ...]
+
+
+_settings: ProcessCache[tuple[Settings, LoadedReward]] = ProcessCache()
+
+
+def score_queries(
+    queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any],
+    defaults: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Score OpenRLHF queries with the plugin the environment selects.
+
+    ``defaults`` fill settings missing from this process's environment.
+    """
+    env = {**(defaults or {}), **{k: os.environ[k] for k in ENV_VARS if k in os.environ}}
+    settings, loaded = _settings.get(tuple(sorted(env.items())), lambda: _load(env))
+    if not (len(queries) == len(prompts) == len(labels)):
+        raise ValueError(f"reward_func got {len(queries)} queries, {len(prompts)} prompts "
+                         f"and {len(labels)} labels; expected one of each per sample")
+    samples = [Sample(settings.data_source, response_of(q, p, settings.strip), label,
+                      {"prompt": p}) for q, p, label in zip(queries, prompts, labels)]
+    scored = score_batch(loaded, samples, settings.limits, settings.on_error,
+                         settings.error_score)
+    return _openrlhf_result(scored, settings.log_keys)
+
+
+def response_of(query: str, prompt: str, strip: Sequence[str] = DEFAULT_STRIP) -> str:
+    """The response in ``query``: the text after ``prompt``, end markers removed."""
+    start = query.find(prompt) if prompt else -1
+    if start < 0:  # the decoded prompt differs from the original (truncated, normalised)
+        if prompt and not _warned_prompt_not_found:
+            _warned_prompt_not_found.append(True)
+            logger.warning("a prompt was not found in its OpenRLHF query (truncated, or "
+                           "changed by decoding); such responses are scored as the whole query")
+        response = query
+    else:
+        response = query[start + len(prompt):]
+    return strip_suffixes(response, strip)
+
+
+_warned_prompt_not_found: list[bool] = []  # warn once per process
+
+
+def strip_suffixes(text: str, suffixes: Sequence[str]) -> str:
+    """``text`` without any trailing run of ``suffixes`` (and whitespace between them)."""
+    while True:
+        trimmed = text.rstrip()
+        for suffix in suffixes:
+            if suffix and trimmed.endswith(suffix):
+                text = trimmed[: -len(suffix)]
+                break
+        else:
+            return text
+
+
+def load_settings(env: Mapping[str, str]) -> Settings:
+    """Validate the ``VERL_REWARDS_*`` settings in ``env``."""
+    plugin = env.get("VERL_REWARDS_PLUGIN", "").strip()
+    if not plugin:
+        raise ConfigError(
+            "the verl-rewards OpenRLHF reward file needs VERL_REWARDS_PLUGIN (an installed "
+            "plugin name, see `verl-rewards list`). On a Ray cluster, set it where OpenRLHF's "
+            "driver starts, or pass it to every worker with "
+            "--runtime-env-json='{\"env_vars\": {\"VERL_REWARDS_PLUGIN\": \"...\"}}'"
+        )
+    try:
+        config = load_config({
+            "plugin": plugin,
+            "kwargs": _json(env, "VERL_REWARDS_KWARGS", {}, dict),
+            "timeout_s": _timeout(env.get("VERL_REWARDS_TIMEOUT_S", "30")),
+            "on_error": env.get("VERL_REWARDS_ON_ERROR", "score").strip(),
+            "error_score": _number(env, "VERL_REWARDS_ERROR_SCORE", "0"),
+        })
+    except ConfigError as e:
+        raise ConfigError(f"invalid VERL_REWARDS_* setting: {e}") from e
+    return Settings(
+        ref=RewardRef.from_config(config),
+        data_source=env.get("VERL_REWARDS_DATA_SOURCE", "openrlhf"),
+        limits=Limits(config.timeout_s, config.max_concurrency),
+        on_error=config.on_error,
+        error_score=config.error_score,
+        strip=tuple(_json(env, "VERL_REWARDS_STRIP", list(DEFAULT_STRIP), list)),
+        log_keys=tuple(_json(env, "VERL_REWARDS_LOG_KEYS", [], list)),
+    )
+
+
+def _load(env: Mapping[str, str]) -> tuple[Settings, LoadedReward]:
+    settings = load_settings(env)
+    return settings, resolve(settings.ref)
+
+
+def _json(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:
+    text = env.get(name)
+    if text is None or not text.strip():
+        return default
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{name} is not valid JSON ({e}): {text!r}") from e
+    if not isinstance(value, kind):
+        expected = "object" if kind is dict else "list"
+        raise ConfigError(f"{name} must be a JSON {expected}, not {text!r}")
+    return value
+
+
+def _timeout(text: str) -> float | None:
+    if text.strip().lower() in ("none", "null", ""):
+        return None
+    try:
+        return float(text)
+    except ValueError as e:
+        raise ConfigError(f"VERL_REWARDS_TIMEOUT_S must be seconds or 'none', not {text!r}") from e
+
+
+def _number(env: Mapping[str, str], name: str, default: str) -> float:
+    text = env.get(name, default)
+    try:
+        return float(text)
+    except ValueError as e:
+        raise ConfigError(f"{name} must be a number, not {text!r}") from e
+
+
+def _openrlhf_result(scored: Scored, log_keys: Sequence[str]) -> dict[str, Any]:
+    import torch  # OpenRLHF runs on torch; verl-rewards itself does not need it
+
+    rewards = torch.tensor(scored.scores, dtype=torch.float32)
+    # Fixed keys: OpenRLHF concatenates extra_logs across batches key by key.
+    logs = {"reward_failed": torch.tensor([float(e is not None) for e in scored.errors])}
+    for key in log_keys:
+        logs[key] = torch.tensor([_loggable((x or {}).get(key)) for x in scored.extras],
+                                 dtype=torch.float32)
+    return {"rewards": rewards, "scores": rewards.clone(), "extra_logs": logs}
+
+
+def _loggable(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return number if math.isfinite(number) else 0.0
