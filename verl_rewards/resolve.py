@@ -7,7 +7,6 @@ or async, function or class. A class is instantiated once per process.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import linecache
@@ -17,6 +16,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
+from . import aio
 from .errors import PluginLoadError, PluginNotInstalledError, PluginShapeError
 from .metadata import RewardMeta, metadata_of
 from .reference import RewardRef
@@ -269,7 +269,7 @@ def _sample_adapter(loaded: LoadedReward) -> RewardFn:
         else:
             value = target.invoke(data_source, solution_str, ground_truth, extra_info)
         if inspect.isawaitable(value):
-            value = asyncio.run(_awaited(value))
+            value = aio.run(_awaited(value))
         return value[0] if target.shape == "batch" else value
 
     compute_score.__qualname__ = compute_score.__name__ = f"compute_score[{loaded.ref.name}]"

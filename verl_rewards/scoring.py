@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
+from . import aio
 from .errors import RewardError, RewardValueError, SampleTimeout
 from .resolve import LoadedReward
 from .samples import Sample
@@ -68,7 +69,7 @@ def score_samples(
     if loaded.shape == "batch":
         outcomes = _score_batch(loaded, samples, limits, first_index)
     elif loaded.is_async:
-        outcomes = asyncio.run(_score_async(loaded, samples, limits, first_index))
+        outcomes = aio.run(_score_async(loaded, samples, limits, first_index))
     else:
         outcomes = _score_sync(loaded, samples, limits, stop_on_error, first_index, progress)
     progress.index = None
@@ -215,7 +216,7 @@ def _call_batch(loaded: LoadedReward, columns: list[list[Any]], limits: Limits, 
             except asyncio.TimeoutError:
                 raise SampleTimeout() from None
 
-        return asyncio.run(run())
+        return aio.run(run())
     if limits.timeout_s is None:
         return loaded.invoke_batch(*columns)
     with Watchdog() as watchdog:

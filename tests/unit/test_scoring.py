@@ -140,3 +140,22 @@ def test_batch_reward_values_are_validated_one_by_one(loaded):
     outcomes = score_samples(loaded("good_batch"), _samples("a", "nan"), first_index=4)
     assert [o.status for o in outcomes] == ["ok", "failed"]
     assert "for sample 5" in outcomes[1].error
+
+
+def test_async_reward_keeps_one_event_loop_across_batches(reward_file):
+    path = reward_file('''
+import asyncio
+
+class LoopBound:
+    """Like an aiohttp session: created on first use, bound to that loop."""
+    def __init__(self):
+        self.loop = None
+    async def __call__(self, data_source, solution_str, ground_truth, extra_info=None):
+        if self.loop is None:
+            self.loop = asyncio.get_running_loop()
+        return float(asyncio.get_running_loop() is self.loop)
+''', "loop_bound.py")
+    reward = resolve(RewardRef.from_file(path, "LoopBound"))
+    first = score_samples(reward, _samples("a", "b"))
+    second = score_samples(reward, _samples("c"))
+    assert [o.score for o in first + second] == [1.0, 1.0, 1.0]
