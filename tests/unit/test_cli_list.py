@@ -1,0 +1,85 @@
+"""`verl-rewards list`: every installed plugin, from metadata alone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from verl_rewards import discovery
+from verl_rewards.cli.main import main
+
+TESTKIT = "verl-rewards-testkit"
+
+
+def _ep(**names: str) -> str:
+    return "[verl_rewards]\n" + "".join(f"{k} = {v}\n" for k, v in names.items())
+
+
+def _table(capsys) -> list[list[str]]:
+    assert main(["list"]) == 0
+    return [line.split() for line in capsys.readouterr().out.splitlines()]
+
+
+def test_table_lists_name_distribution_version_target(capsys):
+    rows = _table(capsys)
+    assert rows[0] == ["NAME", "DISTRIBUTION", "VERSION", "TARGET"]
+    assert ["exact_match", TESTKIT, "0.3.1", "verl_rewards_testkit.shapes:exact_match"] in rows
+    assert ["stateful", TESTKIT, "0.3.1", "verl_rewards_testkit.shapes:LockedCounter"] in rows
+    testkit = [r[0] for r in rows if r[1:2] == [TESTKIT]]
+    assert testkit == ["async_exact", "batch_exact", "exact_match", "faulty", "sleepy",
+                       "slow_cpu", "stateful"]
+
+
+def test_json_is_a_list_of_objects(capsys):
+    assert main(["list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {"name": "exact_match", "distribution": TESTKIT, "version": "0.3.1",
+            "target": "verl_rewards_testkit.shapes:exact_match",
+            "qualified_name": f"{TESTKIT}:exact_match"} in listed
+    assert [e["name"] for e in listed] == sorted(e["name"] for e in listed)
+
+
+def test_a_broken_plugin_is_listed_and_not_imported(capsys, make_dist):
+    make_dist("broken-rewards", "0.2", _ep(broken="plug_broken:score"),
+              {"plug_broken.py": "import numpyy_not_installed\n"})
+    assert ["broken", "broken-rewards", "0.2", "plug_broken:score"] in _table(capsys)
+    assert "plug_broken" not in sys.modules
+
+
+def test_a_name_declared_twice_is_listed_twice_with_a_note(capsys, make_dist):
+    make_dist("dup-one", "1.0", _ep(twin="plug_a:f"))
+    make_dist("dup-two", "2.0", _ep(twin="plug_b:f"))
+    assert main(["list"]) == 0
+    captured = capsys.readouterr()
+    rows = [line.split() for line in captured.out.splitlines()]
+    assert ["twin", "dup-one", "1.0", "plug_a:f"] in rows
+    assert ["twin", "dup-two", "2.0", "plug_b:f"] in rows
+    assert captured.err == ("note: 'twin' is declared by 2 distributions; "
+                            "select one as dup-one:twin, dup-two:twin\n")
+
+
+def test_no_plugins_says_how_to_make_one(capsys, monkeypatch):
+    monkeypatch.setattr(discovery, "find_plugins", lambda: [])
+    assert main(["list"]) == 0
+    assert "no reward plugins installed" in capsys.readouterr().out
+    assert main(["list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_list_imports_no_plugin_nor_ray_torch_omegaconf():
+    code = """
+import sys
+from verl_rewards import discovery
+from verl_rewards.cli.main import main
+assert main(['list']) == 0
+assert main(['list', '--json']) == 0
+heavy = {'ray', 'torch', 'omegaconf', 'yaml', 'pyarrow', 'tqdm', 'numpy'}
+plugins = {r.target.split(':')[0].split('.')[0] for r in discovery.find_plugins()}
+loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy | plugins)
+assert not loaded, loaded
+assert not [m for m in sys.modules if m.startswith(('verl_rewards.resolve', 'verl_rewards.scor'))]
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "exact_match" in done.stdout

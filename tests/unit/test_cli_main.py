@@ -1,0 +1,116 @@
+"""The CLI's shell: help, usage errors, and the one error -> exit code mapping."""
+
+from __future__ import annotations
+
+import pytest
+
+from verl_rewards.cli import cmd_list
+from verl_rewards.cli.errors import CheckFailed, InputError, UsageError, exit_code
+from verl_rewards.cli.main import COMMANDS, main
+from verl_rewards.errors import (
+    AmbiguousPluginError,
+    ConfigError,
+    ExecutorError,
+    PluginLoadError,
+    PluginNotFoundError,
+    PluginNotInstalledError,
+    PluginShapeError,
+    RewardError,
+    RewardValueError,
+    SampleError,
+    UnknownConfigKeyError,
+    VerlRewardsError,
+)
+
+
+def test_top_level_help_lists_every_command_with_examples(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("list", "show", "check", "score", "new"):
+        assert f"    {command} " in out
+    assert "examples:\n  verl-rewards list" in out
+    assert "exit codes: 0 ok, 1 a check or scoring failure, 2 a usage" in out
+
+
+@pytest.mark.parametrize("command", [m.NAME for m in COMMANDS])
+def test_every_command_has_help_with_an_example(capsys, command):
+    assert main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: verl-rewards {command}")
+    assert f"examples:\n  verl-rewards {command}" in out
+
+
+def test_version(capsys):
+    from importlib import metadata
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"verl-rewards {metadata.version('verl-rewards')}\n"
+
+
+@pytest.mark.parametrize("argv", [[], ["frobnicate"], ["list", "--bogus"], ["show"],
+                                  ["score", "--input", "x.jsonl"], ["score", "-i", "a.jsonl",
+                                                                    "-o", "b.jsonl",
+                                                                    "--batch-size", "0"]])
+def test_usage_errors_exit_2_with_argparse_message(capsys, argv):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "usage: verl-rewards" in err and "error:" in err
+
+
+@pytest.mark.parametrize(("error", "code"), [
+    (UsageError("x"), 2),
+    (InputError("x"), 2),
+    (ConfigError("x"), 2),
+    (UnknownConfigKeyError("plugn", ["plugin"], ["plugin"]), 2),
+    (PluginNotFoundError("x", [], []), 2),
+    (AmbiguousPluginError("x", ["a", "b"]), 2),
+    (SampleError(3, "missing"), 2),
+    (CheckFailed("x"), 1),
+    (PluginLoadError("p", "m"), 1),
+    (PluginNotInstalledError("p", "m"), 1),
+    (PluginShapeError("p", "m"), 1),
+    (RewardError("p", 0, "c"), 1),
+    (RewardValueError("p", 0, "m"), 1),
+    (ExecutorError("x"), 1),
+    (VerlRewardsError("x"), 1),
+    (RuntimeError("a bug"), 1),
+])
+def test_one_place_maps_errors_to_exit_codes(error, code):
+    assert exit_code(error) == code
+
+
+def _raising(error: BaseException):
+    def run(args):
+        raise error
+
+    return run
+
+
+def test_a_library_error_is_one_line_without_traceback(capsys, monkeypatch):
+    monkeypatch.setattr(cmd_list, "run", _raising(ConfigError("reward.executor must be one of ray, local")))
+    assert main(["list"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "verl-rewards: error: reward.executor must be one of ray, local\n"
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize("argv", [["--verbose", "list"], ["list", "--verbose"], ["list", "-v"]])
+def test_verbose_adds_the_traceback_before_or_after_the_command(capsys, monkeypatch, argv):
+    monkeypatch.setattr(cmd_list, "run", _raising(ConfigError("bad config")))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):")
+    assert err.endswith("verl-rewards: error: bad config\n")
+
+
+def test_an_unexpected_error_exits_1_and_points_at_verbose(capsys, monkeypatch):
+    monkeypatch.setattr(cmd_list, "run", _raising(RuntimeError("a bug")))
+    assert main(["list"]) == 1
+    assert capsys.readouterr().err == (
+        "verl-rewards: error: RuntimeError: a bug (run with --verbose for the traceback)\n")
+
+
+def test_interrupt_exits_130(capsys, monkeypatch):
+    monkeypatch.setattr(cmd_list, "run", _raising(KeyboardInterrupt()))
+    assert main(["list"]) == 130
+    assert capsys.readouterr().err == "verl-rewards: interrupted\n"

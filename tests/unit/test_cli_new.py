@@ -1,0 +1,92 @@
+"""`verl-rewards new NAME [DIR]`: the scaffold's files, names and refusals.
+
+(tests/integration/test_cli_new.py installs a generated package in a fresh
+venv and runs `check` and its tests there.)"""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+import pytest
+
+from verl_rewards.cli.main import main
+from verl_rewards.cli.scaffold import Names, names_for
+
+
+@pytest.mark.parametrize(("name", "names"), [
+    ("my_reward", Names("my_reward", "my-reward", "my_reward")),
+    ("my-reward", Names("my-reward", "my-reward", "my_reward")),
+    ("Judge2", Names("Judge2", "judge2", "judge2")),
+])
+def test_names_derived_from_name(name, names):
+    assert names_for(name) == names
+
+
+@pytest.mark.parametrize("name", ["2fast", "my reward", "my__reward", "_x", "x-", "a.b", "",
+                                  "é", "x" * 65, "class", "json", "asyncio"])
+def test_invalid_names_exit_2_and_write_nothing(tmp_path, capsys, name):
+    assert main(["new", name, str(tmp_path / "pkg")]) == 2
+    assert f"invalid plugin name {name!r}" in capsys.readouterr().err
+    assert not (tmp_path / "pkg").exists()
+
+
+def test_generates_a_package_with_entry_point_module_test_and_readme(tmp_path, capsys):
+    target = tmp_path / "pkg"
+    assert main(["new", "acme_reward", str(target)]) == 0
+    files = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
+    assert files == ["README.md", "pyproject.toml", "src/acme_reward/__init__.py",
+                     "src/acme_reward/reward.py", "tests/test_acme_reward.py"]
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((target / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "acme-reward"
+    assert project["entry-points"] == {
+        "verl_rewards": {"acme_reward": "acme_reward.reward:compute_score"}}
+    for path in target.rglob("*.py"):
+        ast.parse(path.read_text(), str(path))
+    out = capsys.readouterr().out
+    assert out.startswith(f"created plugin package acme-reward in {target}\n")
+    assert f"  pip install -e {target}\n  verl-rewards check acme_reward\n" in out
+
+
+def test_the_generated_reward_scores_its_own_examples(tmp_path, monkeypatch):
+    assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 0
+    monkeypatch.syspath_prepend(str(tmp_path / "pkg" / "src"))
+    from verl_rewards.metadata import metadata_of
+
+    module = __import__("acme_reward.reward", fromlist=["compute_score"])
+    try:
+        fn = module.compute_score
+        for example in metadata_of(fn).examples:
+            assert fn("d", example.solution_str, example.ground_truth)["score"] == example.expected
+        assert fn("d", "x\nYes", "yes", ignore_case=True) == {"score": 1.0, "answer": "yes"}
+    finally:
+        for name in [m for m in sys.modules if m.startswith("acme_reward")]:
+            del sys.modules[name]
+
+
+def test_default_directory_is_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["new", "acme_reward"]) == 0
+    assert (tmp_path / "acme_reward" / "pyproject.toml").is_file()
+
+
+def test_an_existing_empty_directory_is_used(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 0
+
+
+def test_refuses_a_non_empty_directory(tmp_path, capsys):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "keep.txt").write_text("mine")
+    assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 2
+    assert capsys.readouterr().err == (
+        f"verl-rewards: error: {tmp_path / 'pkg'} already exists and is not empty; "
+        "choose another DIR\n")
+    assert [p.name for p in (tmp_path / "pkg").iterdir()] == ["keep.txt"]
+
+
+def test_refuses_a_file(tmp_path, capsys):
+    (tmp_path / "pkg").write_text("")
+    assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 2
+    assert "exists and is not a directory" in capsys.readouterr().err

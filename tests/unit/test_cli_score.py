@@ -1,0 +1,272 @@
+"""`verl-rewards score` in-process, on the local executor: files in and out,
+the summary, and every kind of bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from verl_rewards.cli.main import main
+
+LOCAL = ["reward.executor=local"]
+
+EXTRA_SOMETIMES = """
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    score = float(solution_str == ground_truth)
+    return {"score": score, "hit": solution_str} if score else score
+"""
+
+
+def _rows(*texts: str, truth: str = "1") -> list[dict]:
+    return [{"id": i, "data_source": "d", "solution_str": t, "ground_truth": truth,
+             "extra_info": {"k": i}} for i, t in enumerate(texts)]
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _score(tmp_path: Path, rows: list[dict], *overrides: str, out: str = "out.jsonl") -> int:
+    source = _jsonl(tmp_path / "in.jsonl", rows)
+    return main(["score", "--input", str(source), "--output", str(tmp_path / out), *overrides])
+
+
+def test_jsonl_rows_are_kept_with_score_extra_keys_and_error(tmp_path, capsys):
+    code = _score(tmp_path, _rows("1", "0", "raise", "nan"), "reward.plugin=faulty", *LOCAL)
+    assert code == 0
+    out = _read_jsonl(tmp_path / "out.jsonl")
+    assert out[0] == {"id": 0, "data_source": "d", "solution_str": "1", "ground_truth": "1",
+                      "extra_info": {"k": 0}, "score": 1.0, "error": None}
+    assert [r["score"] for r in out] == [1.0, 0.0, 0.0, 0.0]
+    assert out[2]["error"] == "RuntimeError: the reward raised on purpose"
+    assert out[3]["error"].startswith("RewardValueError: reward faulty (verl-rewards-testkit")
+    summary = capsys.readouterr().out.splitlines()
+    assert summary[0].startswith("scored 4 samples with faulty (verl-rewards-testkit 0.3.1) "
+                                 "on the local executor in ")
+    assert summary[1:] == ["  ok 2, failed 2, timed out 0",
+                           "  mean score 0.5000 (over ok samples)",
+                           "  errors by type: RuntimeError 1, RewardValueError 1",
+                           f"wrote 4 rows to {tmp_path / 'out.jsonl'}"]
+
+
+def test_kwargs_and_extra_keys_from_the_reward(tmp_path):
+    assert _score(tmp_path, _rows("1", "2"), "reward.plugin=exact_match",
+                  "reward.kwargs.bonus=0.5", *LOCAL) == 0
+    out = _read_jsonl(tmp_path / "out.jsonl")
+    assert [r["score"] for r in out] == [1.5, 0.5]
+    assert list(out[0]) == ["id", "data_source", "solution_str", "ground_truth", "extra_info",
+                            "score", "pid", "error"]
+
+
+def test_an_extra_key_only_some_batches_return_is_a_column_everywhere(tmp_path, reward_file):
+    path = reward_file(EXTRA_SOMETIMES)
+    assert _score(tmp_path, _rows("0", "0", "1", "0"), f"reward.path={path}", "--batch-size", "2",
+                  *LOCAL) == 0
+    out = _read_jsonl(tmp_path / "out.jsonl")
+    assert [r["hit"] for r in out] == [None, None, "1", None]
+    assert [r["score"] for r in out] == [0.0, 0.0, 1.0, 0.0]
+
+
+def test_the_rewards_columns_replace_input_columns_of_the_same_name(tmp_path):
+    rows = [{**r, "score": "old", "error": "old"} for r in _rows("1")]
+    assert _score(tmp_path, rows, "reward.plugin=faulty", *LOCAL) == 0
+    (out,) = _read_jsonl(tmp_path / "out.jsonl")
+    assert (out["score"], out["error"]) == (1.0, None)
+    assert list(out)[-2:] == ["score", "error"]
+
+
+def test_jsonl_rows_are_kept_as_they_were_not_padded(tmp_path):
+    rows = [{"data_source": "d", "solution_str": "1", "ground_truth": "1"},
+            {"data_source": "d", "solution_str": "1", "ground_truth": "1", "extra_info": {"a": 1}}]
+    assert _score(tmp_path, rows, "reward.plugin=faulty", *LOCAL) == 0
+    out = _read_jsonl(tmp_path / "out.jsonl")
+    assert out[0] == {**rows[0], "score": 1.0, "error": None}
+    assert out[1] == {**rows[1], "score": 1.0, "error": None}
+
+
+def test_parquet_output_has_one_schema_with_input_columns_first(tmp_path):
+    rows = [{"data_source": "d", "solution_str": "1", "ground_truth": "1"},
+            {"data_source": "d", "solution_str": "1", "ground_truth": "1", "note": "late"}]
+    assert _score(tmp_path, rows, "reward.plugin=exact_match", *LOCAL, out="out.parquet") == 0
+    table = pq.read_table(tmp_path / "out.parquet")
+    assert table.column_names == ["data_source", "solution_str", "ground_truth", "note", "score",
+                                  "pid", "error"]
+    assert table.column("note").to_pylist() == [None, "late"]
+
+
+def test_parquet_in_and_out(tmp_path, capsys):
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pylist(_rows("1", "0", "1")), source)
+    target = tmp_path / "sub" / "out.parquet"
+    assert main(["score", "-i", str(source), "-o", str(target), "reward.plugin=exact_match",
+                 *LOCAL]) == 0
+    out = pq.read_table(target).to_pylist()
+    assert [r["score"] for r in out] == [1.0, 0.0, 1.0]
+    assert out[1]["extra_info"] == {"k": 1} and out[1]["error"] is None
+    assert "ok 3, failed 0, timed out 0" in capsys.readouterr().out
+
+
+def test_jsonl_to_parquet_and_back(tmp_path):
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", *LOCAL,
+                  out="out.parquet") == 0
+    assert main(["score", "-i", str(tmp_path / "out.parquet"), "-o", str(tmp_path / "again.jsonl"),
+                 "reward.plugin=faulty", *LOCAL]) == 0
+    assert [r["score"] for r in _read_jsonl(tmp_path / "again.jsonl")] == [1.0, 0.0]
+
+
+def test_a_timed_out_sample_is_counted(tmp_path, capsys):
+    assert _score(tmp_path, _rows("loop", "1"), "reward.plugin=faulty", "reward.timeout_s=0.3",
+                  *LOCAL) == 0
+    out = _read_jsonl(tmp_path / "out.jsonl")
+    assert out[0]["error"] == "SampleTimeout: exceeded timeout_s=0.3" and out[1]["score"] == 1.0
+    summary = capsys.readouterr().out
+    assert "ok 1, failed 0, timed out 1" in summary
+    assert "errors by type: SampleTimeout 1" in summary
+
+
+def test_config_file_with_a_trainer_reward_section_and_overrides(tmp_path):
+    config = tmp_path / "trainer.yaml"
+    config.write_text("trainer:\n  total_steps: 3\nreward:\n  plugin: exact_match\n"
+                      "  executor: local\n  kwargs:\n    bonus: 1.0\n")
+    assert _score(tmp_path, _rows("1"), "--config", str(config), "reward.kwargs.bonus=2.0") == 0
+    assert _read_jsonl(tmp_path / "out.jsonl")[0]["score"] == 3.0
+
+
+def test_on_error_raise_exits_1_naming_sample_and_line_and_writes_nothing(tmp_path, capsys):
+    rows = _rows("1", "1", "1", "raise", "1")
+    assert _score(tmp_path, rows, "reward.plugin=faulty", "reward.on_error=raise",
+                  "--batch-size", "2", *LOCAL) == 1
+    assert capsys.readouterr().err == (
+        "verl-rewards: error: reward faulty (verl-rewards-testkit 0.3.1) failed on sample 3: "
+        f"RuntimeError: the reward raised on purpose ({tmp_path / 'in.jsonl'}, line 4)\n")
+    assert not (tmp_path / "out.jsonl").exists()
+    assert not list(tmp_path.glob(".out.jsonl*"))
+
+
+def test_empty_input_writes_an_empty_output(tmp_path, capsys):
+    assert _score(tmp_path, [], "reward.plugin=exact_match", *LOCAL) == 0
+    assert (tmp_path / "out.jsonl").read_text() == ""
+    assert "scored 0 samples" in capsys.readouterr().out
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path, capsys, monkeypatch):
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", *LOCAL) == 0
+    assert capsys.readouterr().err == ""  # not a tty: quiet
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", *LOCAL) == 0
+    assert "2/2" in terminal.getvalue() and "100%" in terminal.getvalue()
+
+
+# -- bad input and config: exit 2, one clear line -----------------------------
+
+
+def _error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err.removeprefix("verl-rewards: error: ").rstrip("\n")
+
+
+def test_missing_input_file(tmp_path, capsys):
+    assert main(["score", "-i", str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "o.jsonl"),
+                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _error(capsys) == f"input file not found: {tmp_path / 'nope.jsonl'}"
+
+
+def test_malformed_jsonl_line_names_its_line(tmp_path, capsys):
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(_rows("1")[0]) + "\n\n{\"data_source\": oops}\n")
+    assert main(["score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"),
+                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _error(capsys) == f"{source}, line 3: malformed JSON: Expecting value (column 17)"
+
+
+def test_a_line_that_is_not_an_object(tmp_path, capsys):
+    source = tmp_path / "in.jsonl"
+    source.write_text("[1, 2]\n")
+    assert main(["score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"),
+                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _error(capsys) == f"{source}, line 1: expected a JSON object, got list"
+
+
+def test_a_row_without_a_required_field(tmp_path, capsys):
+    rows = _rows("1", "1")
+    del rows[1]["ground_truth"]
+    assert _score(tmp_path, rows, "reward.plugin=exact_match", *LOCAL) == 2
+    assert _error(capsys) == (f"{tmp_path / 'in.jsonl'}, line 2: sample 1: "
+                              "missing required field(s) ground_truth")
+
+
+def test_a_parquet_row_without_a_required_field(tmp_path, capsys):
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pylist([{"data_source": "d", "solution_str": "1"}]), source)
+    assert main(["score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"),
+                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _error(capsys) == f"{source}, row 1: sample 0: missing required field(s) ground_truth"
+
+
+def test_a_file_that_is_not_parquet(tmp_path, capsys):
+    source = tmp_path / "in.parquet"
+    source.write_text("not parquet")
+    assert main(["score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"),
+                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _error(capsys).startswith(f"cannot read {source} as Parquet: ")
+
+
+@pytest.mark.parametrize("role", ["input", "output"])
+def test_an_unknown_extension(tmp_path, capsys, role):
+    files = {"input": _jsonl(tmp_path / "in.jsonl", _rows("1")), "output": tmp_path / "o.jsonl"}
+    files[role] = tmp_path / f"{role}.csv"
+    files[role].write_text("")
+    assert main(["score", "-i", str(files["input"]), "-o", str(files["output"]),
+                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _error(capsys) == (f"cannot tell the format of {role} file {files[role]} from its "
+                              "extension; use one of .jsonl, .ndjson, .parquet, .pq")
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ([], "set exactly one of reward.plugin"),
+    (["reward.plugin=exact_mach"], "no reward plugin named 'exact_mach' is installed. "
+                                   "Did you mean 'exact_match'"),
+    (["reward.plugin=exact_match", "reward.plugn=x"], "unknown key 'reward.plugn'. Did you mean "),
+    (["reward.plugin=exact_match", "reward.executor=spark"], "reward.executor must be one of ray, local"),
+    (["reward.plugin=exact_match", "reward.num_workers"], "override 'reward.num_workers' is not of "
+                                                          "the form reward.KEY=VALUE"),
+])
+def test_config_errors(tmp_path, capsys, overrides, message):
+    assert _score(tmp_path, _rows("1"), *overrides) == 2
+    assert message in _error(capsys)
+
+
+def test_a_missing_config_file(tmp_path, capsys):
+    assert _score(tmp_path, _rows("1"), "--config", str(tmp_path / "nope.yaml")) == 2
+    assert _error(capsys) == f"config file not found: {tmp_path / 'nope.yaml'}"
+
+
+def test_a_config_file_that_is_not_yaml(tmp_path, capsys):
+    config = tmp_path / "bad.yaml"
+    config.write_text("reward: [plugin: \n  - : :\n")
+    assert _score(tmp_path, _rows("1"), "--config", str(config)) == 2
+    assert _error(capsys).startswith(f"invalid configuration in {config}: ")
+
+
+def test_a_plugin_that_fails_to_load_is_a_failure(tmp_path, capsys, make_dist):
+    make_dist("broken-rewards", "0.2", "[verl_rewards]\nbroken = plug_broken:score\n",
+              {"plug_broken.py": "import numpyy_not_installed\n"})
+    assert _score(tmp_path, _rows("1"), "reward.plugin=broken", *LOCAL) == 1
+    assert "No module named 'numpyy_not_installed'" in _error(capsys)

@@ -1,0 +1,102 @@
+"""`verl-rewards show NAME`: what a plugin is and how it will be called."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from verl_rewards.cli.main import main
+
+TESTKIT = "verl-rewards-testkit"
+
+
+def _ep(**names: str) -> str:
+    return "[verl_rewards]\n" + "".join(f"{k} = {v}\n" for k, v in names.items())
+
+
+def _show(capsys, *argv: str) -> dict[str, str]:
+    assert main(["show", *argv]) == 0
+    fields = {}
+    for line in capsys.readouterr().out.splitlines()[1:]:
+        key, _, value = line.strip().partition(":")
+        if line.startswith("  ") and not line.startswith("    "):
+            fields[key] = value.strip()
+    return fields
+
+
+def test_show_a_decorated_sample_function(capsys):
+    fields = _show(capsys, "exact_match")
+    assert fields["target"] == "verl_rewards_testkit.shapes:exact_match"
+    assert (fields["distribution"], fields["version"]) == (TESTKIT, "0.3.1")
+    assert fields["shape"] == "sample, sync function"
+    assert fields["signature"] == (
+        "exact_match(data_source: str, solution_str: str, ground_truth: Any, "
+        "extra_info: Any = None, bonus: float = 0.0) -> dict[str, typing.Any]")
+    assert fields["source"].endswith("verl_rewards_testkit/shapes.py:14")
+    assert fields["description"] == "1.0 when the response equals the ground truth after stripping"
+    assert fields["examples"] == "2"
+
+
+def test_show_prints_docstring_and_examples(capsys):
+    assert main(["show", "exact_match"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"exact_match ({TESTKIT} 0.3.1)\n")
+    assert "  docstring:\n    Exact match, with the worker's pid in extra info.\n" in out
+    assert "    1. solution_str=' 42 ', ground_truth='42' -> 1.0\n" in out
+    assert "    2. solution_str='41', ground_truth='42' -> 0.0\n" in out
+
+
+@pytest.mark.parametrize(("name", "shape"), [
+    ("batch_exact", "batch, sync function"),
+    ("async_exact", "sample, async function"),
+    ("stateful", "sample, sync class"),
+])
+def test_show_classifies_every_shape(capsys, name, shape):
+    assert _show(capsys, name)["shape"] == shape
+
+
+def test_show_a_class_gives_constructor_and_call_signatures(capsys):
+    fields = _show(capsys, "stateful")
+    assert fields["signature"] == "LockedCounter(scale: float = 1.0) -> None"
+    assert fields["call"].startswith("__call__(data_source: str, solution_str: str")
+    assert fields["examples"] == "none declared"
+
+
+def test_show_json(capsys):
+    assert main(["show", f"{TESTKIT}:exact_match", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["name"] == "exact_match" and info["distribution"] == TESTKIT
+    assert info["shape"] == "sample, sync function"
+    assert info["examples"][0] == {
+        "solution_str": " 42 ", "ground_truth": "42", "expected": 1.0, "data_source": "",
+        "extra_info": None, "kwargs": {}, "tolerance": 1e-06}
+
+
+def test_unknown_name_exits_2_with_close_matches(capsys):
+    assert main(["show", "exact_mach"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(
+        "verl-rewards: error: no reward plugin named 'exact_mach' is installed. "
+        "Did you mean 'exact_match'")
+    assert captured.err.count("\n") == 1
+
+
+def test_ambiguous_name_exits_2_naming_both_distributions(capsys, make_dist):
+    make_dist("twin-one", "1.0", _ep(twin="plug_t1:f"), {"plug_t1.py": "def f(a, b, c): return 1.0\n"})
+    make_dist("twin-two", "1.0", _ep(twin="plug_t2:f"), {"plug_t2.py": "def f(a, b, c): return 1.0\n"})
+    assert main(["show", "twin"]) == 2
+    assert "choose one with 'twin-one:twin' or 'twin-two:twin'" in capsys.readouterr().err
+    assert _show(capsys, "twin-two:twin")["target"] == "plug_t2:f"
+
+
+def test_a_plugin_that_fails_to_import_exits_1_naming_dist_and_missing_module(capsys, make_dist):
+    make_dist("broken-rewards", "0.2", _ep(broken="plug_broken:score"),
+              {"plug_broken.py": "import numpyy_not_installed\n"})
+    assert main(["show", "broken"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "broken (broken-rewards 0.2)\n  target:       plug_broken:score\n"
+    assert captured.err == (
+        "verl-rewards: error: cannot load reward broken (broken-rewards 0.2): importing "
+        "plug_broken failed: ModuleNotFoundError: No module named 'numpyy_not_installed'\n")

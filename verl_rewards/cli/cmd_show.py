@@ -1,0 +1,131 @@
+"""``verl-rewards show NAME``: what a plugin is and how it will be called."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from .errors import EXIT_OK
+from .output import emit
+
+if TYPE_CHECKING:
+    from ..discovery import PluginRecord
+    from ..resolve import LoadedReward
+
+NAME = "show"
+HELP = "Show a plugin: target, shape, signature, docstring, metadata, source file."
+EPILOG = """\
+examples:
+  verl-rewards show exact_match
+  verl-rewards show verl-rewards-testkit:exact_match --json
+
+NAME is an entry-point name, or DIST:NAME when two distributions declare it.
+Showing imports the plugin (listing does not): a plugin that fails to import
+is an error naming its distribution and the cause (exit 1)."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add this command's arguments."""
+    parser.add_argument("name", metavar="NAME", help="plugin name, or DIST:NAME")
+    parser.add_argument("--json", action="store_true", help="print the details as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Import the plugin and describe it."""
+    from ..discovery import select
+    from ..reference import RewardRef
+    from ..resolve import resolve
+
+    record = select(args.name)
+    if not args.json:
+        emit(record.display_name, *_lines({"target": record.target}))
+    loaded = resolve(RewardRef.from_plugin(record))  # a load error maps to exit 1
+    info = describe(record, loaded)
+    if args.json:
+        import json
+
+        emit(json.dumps(info, indent=2, default=repr))
+    else:
+        emit(*_lines({k: v for k, v in info.items() if k not in ("name", "target")}))
+    return EXIT_OK
+
+
+def describe(record: PluginRecord, loaded: LoadedReward) -> dict[str, Any]:
+    """Everything ``show`` prints about a loaded plugin, as plain data."""
+    import inspect
+    from dataclasses import asdict
+
+    from ..checking import describe_shape
+
+    target = loaded.target
+    meta = loaded.meta
+    info: dict[str, Any] = {
+        "name": record.name,
+        "target": record.target,
+        "distribution": record.dist,
+        "version": record.version,
+        "shape": describe_shape(loaded),
+        "signature": _signature(target),
+    }
+    if loaded.is_class:
+        info["call"] = _signature(loaded.call, name="__call__")
+    info["source"] = _source(target)
+    info["docstring"] = inspect.getdoc(target) or ""
+    info["description"] = meta.description
+    info["data_sources"] = list(meta.data_sources)
+    info["timeout_s"] = meta.timeout_s
+    info["tags"] = list(meta.tags)
+    info["examples"] = [asdict(e) for e in meta.examples]
+    return info
+
+
+def _signature(obj: Any, name: str | None = None) -> str:
+    import inspect
+
+    label = name or getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")
+    try:
+        return f"{label}{inspect.signature(obj, eval_str=True)}"
+    except Exception:  # noqa: BLE001 - an annotation that cannot be evaluated here
+        pass
+    try:
+        return f"{label}{inspect.signature(obj)}"
+    except (TypeError, ValueError):
+        return f"{label}(...)"
+
+
+def _source(target: Any) -> str:
+    import inspect
+
+    try:
+        file = inspect.getsourcefile(target)
+        line = inspect.getsourcelines(target)[1]
+    except (TypeError, OSError):
+        module = inspect.getmodule(target)
+        return getattr(module, "__file__", None) or "unknown"
+    return f"{file}:{line}" if file else "unknown"
+
+
+def _lines(info: dict[str, Any]) -> list[str]:
+    lines = []
+    for key, value in info.items():
+        label = f"  {key}:"
+        if key == "examples":
+            lines.append(f"{label} {len(value) or 'none declared'}")
+            lines.extend(f"    {i}. {_example(e)}" for i, e in enumerate(value, 1))
+        elif key == "docstring" and value:
+            lines.append(label)
+            lines.extend(f"    {line}".rstrip() for line in value.splitlines())
+        elif isinstance(value, list):
+            lines.append(f"{label.ljust(16)}{', '.join(map(str, value)) or '-'}")
+        else:
+            lines.append(f"{label.ljust(16)}{'-' if value in (None, '') else value}")
+    return lines
+
+
+def _example(example: dict[str, Any]) -> str:
+    shown: dict[str, Any] = {k: example[k] for k in ("solution_str", "ground_truth")}
+    for key in ("data_source", "extra_info", "kwargs"):
+        if example.get(key):
+            shown[key] = example[key]
+    inputs = ", ".join(f"{k}={v!r}" for k, v in shown.items())
+    return f"{inputs} -> {example['expected']!r}"

@@ -1,0 +1,148 @@
+"""``verl-rewards``: find, inspect, check, run and scaffold reward plugins.
+
+Parses arguments, runs one subcommand, and turns any error into one line on
+stderr and an exit code (:func:`.errors.exit_code`). Subcommand modules import
+the library lazily, so ``verl-rewards list`` loads no more than discovery.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+from typing import NoReturn
+
+from . import cmd_check, cmd_list, cmd_new, cmd_score, cmd_show
+from .errors import EXIT_FAILURE, EXIT_USAGE, exit_code
+
+PROG = "verl-rewards"
+COMMANDS: tuple[ModuleType, ...] = (cmd_list, cmd_show, cmd_check, cmd_score, cmd_new)
+_NAMES = frozenset(module.NAME for module in COMMANDS)
+
+EPILOG = """\
+examples:
+  verl-rewards list
+  verl-rewards show exact_match
+  verl-rewards check
+  verl-rewards score --input samples.jsonl --output scored.jsonl \\
+      reward.plugin=exact_match reward.executor=local
+  verl-rewards new my_reward
+
+exit codes: 0 ok, 1 a check or scoring failure, 2 a usage, input or config error.
+Run `verl-rewards COMMAND --help` for a command's options and examples."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI on ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # Building every subparser costs about as much as `list`'s own work: when
+    # the command is the first argument, build only that one.
+    parser = build_parser(argv[0] if argv and argv[0] in _NAMES else None)
+    try:
+        args = _parse(parser, argv)
+    except SystemExit as e:  # argparse exits for --help (0) and usage errors (2)
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
+    return _run(args)
+
+
+def console_main() -> NoReturn:
+    """Entry point of the ``verl-rewards`` console script and ``python -m verl_rewards``."""
+    raise SystemExit(main())
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser, one subparser per command module (or just ``only``'s)."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Find, inspect, check, run and scaffold reward plugins.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action=_VersionAction)
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="show tracebacks of errors")
+    # Also accept --verbose after the command; SUPPRESS keeps the global value.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks of errors")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMANDS:
+        if only is not None and module.NAME != only:
+            continue
+        sub = subparsers.add_parser(
+            module.NAME, help=module.HELP, description=module.HELP, epilog=module.EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter, parents=[common],
+        )
+        module.configure(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    args, extra = parser.parse_known_args(argv)
+    # argparse takes a positional list only once: `KEY=VALUE` overrides placed
+    # after an option (`score -i a -o b --batch-size 8 reward.plugin=x`) come back
+    # unrecognised; they belong to the command's overrides, in order.
+    overrides = getattr(args, "overrides", None)
+    if extra and overrides is not None and all("=" in e and not e.startswith("-") for e in extra):
+        args.overrides = [*overrides, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        return int(args.run(args))
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `verl-rewards list | head`: stop quietly
+        _silence_stdout()
+        return EXIT_FAILURE
+    except Exception as e:  # noqa: BLE001 - the one place errors become exit codes
+        return _report(e, verbose=args.verbose)
+
+
+def _report(error: Exception, verbose: bool) -> int:
+    from ..errors import VerlRewardsError
+
+    if verbose:
+        import traceback
+
+        traceback.print_exception(error, file=sys.stderr)
+    message = " ".join(str(error).split())  # one line, even for a YAML parser's message
+    if isinstance(error, VerlRewardsError):
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+    else:
+        hint = "" if verbose else " (run with --verbose for the traceback)"
+        print(f"{PROG}: error: {type(error).__name__}: {message}{hint}", file=sys.stderr)
+    return exit_code(error)
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is not a real file (captured)
+        pass
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked (a metadata lookup costs a scan)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> NoReturn:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("verl-rewards")
+        except metadata.PackageNotFoundError:
+            version = "0+unknown"
+        print(f"{PROG} {version}")
+        parser.exit()
