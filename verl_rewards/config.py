@@ -177,7 +177,10 @@ def _merged_section(source: ConfigSource, overrides: Sequence[str]) -> dict[str,
             base = OmegaConf.merge(base, OmegaConf.from_dotlist(dotlist))
         except Exception as e:  # omegaconf's grammar errors name the bad token
             raise ConfigError(f"cannot parse override(s) {list(overrides)}: {e}") from e
-    container = OmegaConf.to_container(base, resolve=True)
+    try:
+        container = OmegaConf.to_container(base, resolve=True)
+    except Exception as e:  # a broken ${interpolation}
+        raise ConfigError(f"cannot resolve the reward config: {type(e).__name__}: {e}") from e
     if not isinstance(container, dict):
         raise ConfigError("the reward section must be a mapping")
     return {str(k): v for k, v in container.items()}
@@ -200,7 +203,10 @@ def _load_yaml(path: Path) -> Any:
 
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
-    loaded = OmegaConf.load(path)
+    try:
+        loaded = OmegaConf.load(path)
+    except Exception as e:  # YAML syntax or omegaconf grammar: name the file
+        raise ConfigError(f"cannot parse config file {path}: {type(e).__name__}: {e}") from e
     if not isinstance(loaded, DictConfig):
         raise ConfigError(f"config file {path} must hold a mapping, not a list")
     # A whole trainer config holds the section under `reward:`.

@@ -78,3 +78,15 @@ def test_malformed_override_is_a_config_error():
 def test_missing_config_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(tmp_path / "nope.yaml")
+
+
+def test_malformed_yaml_file_is_a_config_error_naming_the_file(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("reward:\n  plugin: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"cannot parse config file .*bad.yaml"):
+        load_config(path)
+
+
+def test_broken_interpolation_is_a_config_error():
+    with pytest.raises(ConfigError, match="cannot resolve the reward config"):
+        load_config({"plugin": "${nowhere.to.be.found}"})
