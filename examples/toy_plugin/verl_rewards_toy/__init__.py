@@ -1,0 +1,1 @@
+"""Toy reward plugins for the verl-rewards reference trainer."""

@@ -1,0 +1,171 @@
+"""GRPO: group-normalised advantages, a clipped policy-gradient loss, an optional KL term."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from transformers import PreTrainedModel
+
+from trainer.rollout import Rollout
+from trainer.settings import AlgoConfig
+
+
+@dataclass(frozen=True)
+class UpdateStats:
+    """Averages over the optimiser steps of one training step."""
+
+    loss: float
+    pg_loss: float
+    kl: float
+    clip_frac: float
+    grad_norm: float
+    entropy: float
+
+
+def token_logprobs(
+    model: PreTrainedModel, rollout: Rollout, temperature: float, with_entropy: bool = False
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Log-probabilities of the sampled response tokens, ``[B, R]`` (and their entropy).
+
+    Logits are divided by the sampling temperature and suppressed tokens
+    masked, so these are the log-probabilities of the distribution the
+    tokens were drawn from.
+    """
+    # Left padding shifts every prompt; positions must count real tokens only,
+    # as generate() did, or the log-probs would not be those of the sampler.
+    position_ids = (rollout.attention_mask.cumsum(dim=1) - 1).clamp(min=0)
+    logits = model(
+        input_ids=rollout.input_ids,
+        attention_mask=rollout.attention_mask,
+        position_ids=position_ids,
+    ).logits
+    logits = logits[:, rollout.prompt_length - 1 : -1].float() / temperature
+    if rollout.suppressed:
+        logits[..., list(rollout.suppressed)] = float("-inf")
+    log_probs = torch.log_softmax(logits, dim=-1)
+    chosen = log_probs.gather(-1, rollout.responses.unsqueeze(-1)).squeeze(-1)
+    # Padding after EOS is a suppressed token (log-prob -inf); zero it so that
+    # masked means stay finite.
+    chosen = torch.where(rollout.response_mask.bool(), chosen, 0.0)
+    if not with_entropy:
+        return chosen, None
+    probs = log_probs.exp()
+    # Suppressed tokens have probability 0 and log-probability -inf: 0 * -inf is NaN.
+    entropy = -torch.where(probs > 0, probs * log_probs, 0.0).sum(dim=-1)
+    return chosen, entropy
+
+
+def group_advantages(
+    scores: torch.Tensor, group_size: int, norm_by_std: bool = True, eps: float = 1e-6
+) -> torch.Tensor:
+    """Each score minus its group's mean (divided by the group's std when ``norm_by_std``).
+
+    ``scores`` is ``[G * group_size]`` with groups contiguous; a group whose
+    samples all scored the same gets zero advantage.
+    """
+    if scores.numel() % group_size:
+        raise ValueError(f"{scores.numel()} scores do not split into groups of {group_size}")
+    grouped = scores.float().view(-1, group_size)
+    centred = grouped - grouped.mean(dim=1, keepdim=True)
+    if norm_by_std:
+        centred = centred / (grouped.std(dim=1, keepdim=True) + eps)
+    return centred.view(-1)
+
+
+def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of ``values`` over positions where ``mask`` is 1 (token-mean aggregation)."""
+    return (values * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def clipped_pg_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    clip_eps: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """PPO's clipped surrogate with one advantage per sequence; returns (loss, clip fraction)."""
+    ratio = torch.exp(logp - old_logp)
+    adv = advantages.unsqueeze(-1)
+    unclipped = -adv * ratio
+    clipped = -adv * torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps)
+    loss = masked_mean(torch.maximum(unclipped, clipped), mask)
+    clip_frac = masked_mean((clipped > unclipped).float(), mask)
+    return loss, clip_frac
+
+
+def kl_to_reference(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """Per-token KL(policy || reference), the non-negative "k3" estimator GRPO uses."""
+    log_ratio = (ref_logp - logp).clamp(-20.0, 20.0)
+    return torch.exp(log_ratio) - log_ratio - 1.0
+
+
+def update(
+    model: PreTrainedModel,
+    optimizer: torch.optim.Optimizer,
+    rollout: Rollout,
+    old_logp: torch.Tensor,
+    ref_logp: torch.Tensor | None,
+    advantages: torch.Tensor,
+    algo: AlgoConfig,
+    temperature: float,
+    generator: torch.Generator,
+) -> UpdateStats:
+    """``algo.ppo_epochs`` passes over the batch in ``algo.mini_batches`` shuffled slices."""
+    model.train()
+    batch = rollout.input_ids.shape[0]
+    totals = torch.zeros(6)
+    steps = 0
+    for _ in range(algo.ppo_epochs):
+        order = torch.randperm(batch, generator=generator)
+        for rows in order.chunk(algo.mini_batches):
+            totals += _minibatch_step(
+                model, optimizer, _slice(rollout, rows), old_logp[rows],
+                None if ref_logp is None else ref_logp[rows], advantages[rows], algo, temperature,
+            )
+            steps += 1
+    loss, pg_loss, kl, clip_frac, grad_norm, entropy = (totals / steps).tolist()
+    return UpdateStats(loss, pg_loss, kl, clip_frac, grad_norm, entropy)
+
+
+def _minibatch_step(
+    model: PreTrainedModel,
+    optimizer: torch.optim.Optimizer,
+    rollout: Rollout,
+    old_logp: torch.Tensor,
+    ref_logp: torch.Tensor | None,
+    advantages: torch.Tensor,
+    algo: AlgoConfig,
+    temperature: float,
+) -> torch.Tensor:
+    mask = rollout.response_mask
+    logp, entropy = token_logprobs(model, rollout, temperature, with_entropy=True)
+    assert entropy is not None
+    pg_loss, clip_frac = clipped_pg_loss(logp, old_logp, advantages, mask, algo.clip_eps)
+    kl = torch.zeros(())
+    if ref_logp is not None:
+        kl = masked_mean(kl_to_reference(logp, ref_logp), mask)
+    loss = pg_loss + algo.kl_coef * kl
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), algo.max_grad_norm)
+    optimizer.step()
+    return torch.stack([
+        loss.detach(), pg_loss.detach(), kl.detach(), clip_frac,
+        grad_norm.detach(), masked_mean(entropy.detach(), mask),
+    ]).float()
+
+
+def _slice(rollout: Rollout, rows: torch.Tensor) -> Rollout:
+    """The sequences ``rows`` of a rollout (tensors only; records and texts are not needed)."""
+    return Rollout(
+        records=[],
+        input_ids=rollout.input_ids[rows],
+        attention_mask=rollout.attention_mask[rows],
+        response_mask=rollout.response_mask[rows],
+        prompt_length=rollout.prompt_length,
+        texts=[],
+        group_size=rollout.group_size,
+        suppressed=rollout.suppressed,
+    )

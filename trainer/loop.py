@@ -1,0 +1,204 @@
+"""The GRPO loop: sample -> launch rewards -> log-probs (overlapped) -> advantages -> update."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers.utils import logging as transformers_logging
+
+from trainer import grpo, rewards
+from trainer.data import PromptRecord, batches
+from trainer.metrics import MetricsLog, console_line, plot_reward_curve
+from trainer.model import build_policy, frozen_copy, parameter_count
+from trainer.rollout import Rollout, generate
+from trainer.settings import TrainConfig, as_dict
+from trainer.tokenizer import alphabet_of, build_char_tokenizer, load_tokenizer
+
+Printer = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a finished run produced."""
+
+    output_dir: Path
+    steps: int
+    first_reward: float | None
+    last_reward: float | None
+    wall_s: float
+
+
+@dataclass
+class Policy:
+    """The trainable model with its tokenizer, optimiser and (optional) frozen reference."""
+
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    optimizer: torch.optim.Optimizer
+    reference: PreTrainedModel | None
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    """Seed Python, NumPy and torch; return a torch generator for mini-batch shuffles."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    return torch.Generator().manual_seed(seed)
+
+
+def build(config: TrainConfig, prompts: Sequence[PromptRecord]) -> Policy:
+    """Tokenizer, policy, optimiser and reference model for ``config``."""
+    if config.model.path:
+        tokenizer = load_tokenizer(config.model.path)
+    else:
+        tokenizer = build_char_tokenizer(alphabet_of(_texts(prompts)))
+    model = build_policy(config.model, tokenizer)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.algo.lr, weight_decay=config.algo.weight_decay
+    )
+    reference = frozen_copy(model) if config.algo.kl_coef > 0 else None
+    return Policy(model, tokenizer, optimizer, reference)
+
+
+def run(
+    config: TrainConfig,
+    scorer: rewards.ScorerLike,
+    prompts: Sequence[PromptRecord],
+    reward_name: str,
+    echo: Printer = print,
+) -> RunSummary:
+    """Train for ``config.trainer.total_steps`` steps; write metrics, curve and checkpoint."""
+    started = time.perf_counter()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(config.trainer.torch_threads)
+    try:
+        return _run(config, scorer, prompts, reward_name, echo, started)
+    finally:
+        torch.set_num_threads(threads)  # an in-process caller (a test) gets its setting back
+
+
+def _run(
+    config: TrainConfig,
+    scorer: rewards.ScorerLike,
+    prompts: Sequence[PromptRecord],
+    reward_name: str,
+    echo: Printer,
+    started: float,
+) -> RunSummary:
+    generator = seed_everything(config.trainer.seed)
+    policy = build(config, prompts)
+    out = Path(config.trainer.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.yaml").write_text(yaml.safe_dump(as_dict(config), sort_keys=False))
+    echo(f"policy: {parameter_count(policy.model):,} parameters, vocab {len(policy.tokenizer)}; "
+         f"{len(prompts)} prompts; {config.data.prompts_per_step} x {config.rollout.n} "
+         f"samples per step")
+    with MetricsLog(out / "metrics.jsonl") as log:
+        prompt_batches = batches(prompts, config.data.prompts_per_step, config.trainer.seed)
+        for step in range(1, config.trainer.total_steps + 1):
+            record = train_step(config, policy, scorer, next(prompt_batches), generator)
+            record = {"step": step, **record, "elapsed_s": time.perf_counter() - started}
+            log.write(record)
+            if step % config.trainer.log_every == 0 or step == config.trainer.total_steps:
+                echo(console_line(record, config.trainer.total_steps))
+                for error in record.get("reward_errors", ()):
+                    echo(f"    reward error: {error}")
+        records = log.records
+    finish(config, policy, records, reward_name)
+    means = [r["reward_mean"] for r in records if r.get("reward_mean") is not None]
+    return RunSummary(out, len(records), means[0] if means else None,
+                      means[-1] if means else None, time.perf_counter() - started)
+
+
+def train_step(
+    config: TrainConfig,
+    policy: Policy,
+    scorer: rewards.ScorerLike,
+    prompts: list[PromptRecord],
+    generator: torch.Generator,
+) -> dict[str, Any]:
+    """One GRPO step; returns its metrics record."""
+    clock = [time.perf_counter()]
+    rollout = generate(policy.model, policy.tokenizer, prompts, config.rollout.n,
+                       config.rollout.max_new_tokens, config.rollout.temperature)
+    clock.append(time.perf_counter())
+    pending = rewards.launch(scorer, rewards.build_samples(rollout))
+    old_logp, ref_logp = _old_and_ref_logprobs(policy, rollout, config.rollout.temperature)
+    clock.append(time.perf_counter())
+    result, timing = pending.wait(overlapped_until=clock[-1])
+    clock.append(time.perf_counter())
+    advantages = grpo.group_advantages(
+        rewards.score_tensor(result), config.rollout.n, config.algo.norm_adv_by_std
+    )
+    stats = grpo.update(policy.model, policy.optimizer, rollout, old_logp, ref_logp,
+                        advantages, config.algo, config.rollout.temperature, generator)
+    clock.append(time.perf_counter())
+    return _step_record(result, timing, stats, rollout, clock)
+
+
+def _step_record(
+    result: rewards.BatchResultLike,
+    timing: rewards.RewardTiming,
+    stats: grpo.UpdateStats,
+    rollout: Rollout,
+    clock: list[float],
+) -> dict[str, Any]:
+    """Metrics of one step; ``clock`` holds its start, then the end of each of four stages."""
+    start, generated, logprobs, rewarded, end = clock
+    record: dict[str, Any] = {
+        **rewards.reward_metrics(result, timing),
+        "reward_wait_s": rewarded - logprobs,
+        **dataclasses.asdict(stats),
+        "response_length": rollout.num_tokens / len(rollout.texts),
+        "tokens_per_s": rollout.num_tokens / (end - start),
+        "time_generate_s": generated - start,
+        "time_logprob_s": logprobs - generated,
+        "time_update_s": end - rewarded,
+        "step_time_s": end - start,
+    }
+    if result.n_failed or result.n_timed_out:
+        record["reward_errors"] = rewards.first_errors(result)
+    return record
+
+
+@torch.no_grad()
+def _old_and_ref_logprobs(
+    policy: Policy, rollout: Rollout, temperature: float
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The work the reward batch overlaps with: behaviour and reference log-probs."""
+    policy.model.eval()
+    old_logp, _ = grpo.token_logprobs(policy.model, rollout, temperature)
+    ref_logp = None
+    if policy.reference is not None:
+        ref_logp, _ = grpo.token_logprobs(policy.reference, rollout, temperature)
+    return old_logp, ref_logp
+
+
+def finish(
+    config: TrainConfig, policy: Policy, records: list[dict[str, Any]], reward_name: str
+) -> None:
+    """Write the reward curve and (unless disabled) the checkpoint."""
+    out = Path(config.trainer.output_dir)
+    plot_reward_curve(records, out / "reward_curve.png",
+                      title=f"GRPO reward: {reward_name} on {Path(config.data.path).name}")
+    if config.trainer.save_checkpoint:
+        transformers_logging.disable_progress_bar()  # one tiny shard: the bar is noise
+        policy.model.save_pretrained(out / "checkpoint")
+        policy.tokenizer.save_pretrained(out / "checkpoint")
+
+
+def _texts(prompts: Sequence[PromptRecord]) -> list[str]:
+    """Every string the tokenizer must cover: prompts and textual ground truths."""
+    texts = [p.prompt for p in prompts]
+    texts += [p.ground_truth for p in prompts if isinstance(p.ground_truth, str)]
+    return texts

@@ -1,0 +1,111 @@
+"""Per-step metrics: one JSON object per line in ``metrics.jsonl``, a console line, a PNG curve."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+CONSOLE_KEYS = (
+    ("reward_mean", "reward {:.3f}"),
+    ("reward_std", "±{:.3f}"),
+    ("reward_failed", "failed {}"),
+    ("reward_timed_out", "timeout {}"),
+    ("loss", "loss {:+.4f}"),
+    ("kl", "kl {:.4f}"),
+    ("response_length", "len {:.1f}"),
+    ("reward_latency_s", "rwd {:.3f}s"),
+    ("reward_hidden_frac", "hidden {:.0%}"),
+    ("tokens_per_s", "{:.0f} tok/s"),
+)
+
+
+class MetricsLog:
+    """Appends step records to ``path`` (flushed per line, so a killed run keeps its log)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: list[dict[str, Any]] = []
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] = path.open("w", encoding="utf-8")
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Record one step."""
+        clean = {key: _json_safe(value) for key, value in record.items()}
+        self.records.append(clean)
+        self._file.write(json.dumps(clean) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+    def __enter__(self) -> MetricsLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def console_line(record: Mapping[str, Any], total_steps: int) -> str:
+    """A compact one-line summary of a step record."""
+    parts = [f"step {record['step']:>{len(str(total_steps))}}/{total_steps}"]
+    for key, fmt in CONSOLE_KEYS:
+        value = record.get(key)
+        if value is not None:
+            parts.append(fmt.format(value))
+    return "  ".join(parts)
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The step records of a ``metrics.jsonl`` file."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def plot_reward_curve(records: Sequence[Mapping[str, Any]], path: Path, title: str) -> None:
+    """Draw reward mean (with a ±std band and a moving average) against step to a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = [(r["step"], r["reward_mean"], r.get("reward_std") or 0.0)
+              for r in records if r.get("reward_mean") is not None]
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    if points:
+        steps, means, stds = zip(*points)
+        ax.fill_between(steps, [m - s for m, s in zip(means, stds)],
+                        [m + s for m, s in zip(means, stds)], alpha=0.15, label="± std")
+        ax.plot(steps, means, lw=1, alpha=0.6, label="reward mean")
+        ax.plot(steps, moving_average(means, 10), lw=2, label="moving average (10)")
+        ax.legend(loc="lower right")
+    else:
+        ax.text(0.5, 0.5, "no scored samples", ha="center", va="center", transform=ax.transAxes)
+    ax.set_xlabel("step")
+    ax.set_ylabel("reward")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def moving_average(values: Sequence[float], window: int) -> list[float]:
+    """Trailing mean over up to ``window`` values (shorter at the start)."""
+    out: list[float] = []
+    total = 0.0
+    for i, value in enumerate(values):
+        total += value
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN and infinities are not JSON: write them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

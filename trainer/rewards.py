@@ -1,0 +1,157 @@
+"""Glue to the reward layer: rollouts -> samples, an async launch timed for overlap,
+a batch result -> score tensor and step metrics.
+
+The trainer imports no reward: the ``Scorer`` it is given was built from the
+``reward`` config section alone.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+
+from trainer.rollout import Rollout
+
+
+class BatchResultLike(Protocol):
+    """The parts of ``verl_rewards.BatchResult`` the trainer reads."""
+
+    scores: list[float]
+    errors: list[str | None]
+    extra_info: dict[str, list[Any]]
+
+    @property
+    def n_failed(self) -> int: ...
+
+    @property
+    def n_timed_out(self) -> int: ...
+
+
+class ScorerLike(Protocol):
+    """The part of ``verl_rewards.Scorer`` the trainer uses."""
+
+    def submit(self, samples: list[dict[str, Any]]) -> Future[Any]: ...
+
+
+def build_samples(rollout: Rollout) -> list[dict[str, Any]]:
+    """One reward sample per sequence; ``extra_info`` adds prompt index, group and length."""
+    lengths = rollout.response_lengths
+    return [
+        {
+            "data_source": record.data_source,
+            "solution_str": text,
+            "ground_truth": record.ground_truth,
+            "extra_info": {
+                **record.extra_info,
+                "prompt_index": record.row,
+                "sample_index": i % rollout.group_size,
+                "response_length": length,
+            },
+        }
+        for i, (record, text, length) in enumerate(zip(rollout.records, rollout.texts, lengths))
+    ]
+
+
+@dataclass
+class PendingReward:
+    """A reward batch in flight, with the clock readings needed to measure overlap."""
+
+    future: Future[Any]
+    submitted_at: float
+    done_at: list[float] = field(default_factory=list)
+
+    def wait(self, overlapped_until: float) -> tuple[Any, RewardTiming]:
+        """Block for the result; ``overlapped_until`` is when the trainer's own work ended."""
+        result = self.future.result()
+        finished = self.done_at[0] if self.done_at else time.perf_counter()
+        return result, RewardTiming.measure(self.submitted_at, finished, overlapped_until)
+
+
+@dataclass(frozen=True)
+class RewardTiming:
+    """How long the reward batch took and how much of that the trainer did not wait for."""
+
+    latency_s: float
+    hidden_s: float
+
+    @property
+    def hidden_frac(self) -> float:
+        """Share of the reward latency hidden behind log-prob work (1.0 when instant)."""
+        return 1.0 if self.latency_s <= 0 else self.hidden_s / self.latency_s
+
+    @classmethod
+    def measure(cls, submitted: float, finished: float, overlapped_until: float) -> RewardTiming:
+        """From three clock readings: launch, completion, end of the overlapping work."""
+        latency = max(0.0, finished - submitted)
+        hidden = max(0.0, min(finished, overlapped_until) - submitted)
+        return cls(latency_s=latency, hidden_s=min(hidden, latency))
+
+
+def launch(scorer: ScorerLike, samples: list[dict[str, Any]]) -> PendingReward:
+    """Submit ``samples`` without blocking; the completion time is recorded by callback."""
+    submitted_at = time.perf_counter()  # before submit(): its synchronous part counts too
+    pending = PendingReward(future=scorer.submit(samples), submitted_at=submitted_at)
+    # A done-callback stamps the moment the result arrived, even while the
+    # trainer is still busy computing log-probs; that is what makes the
+    # overlap measurable rather than inferred.
+    pending.future.add_done_callback(lambda _: pending.done_at.append(time.perf_counter()))
+    return pending
+
+
+def score_tensor(result: BatchResultLike) -> torch.Tensor:
+    """The scores the advantages are computed from (failed samples carry ``error_score``)."""
+    return torch.tensor([float(s) for s in result.scores], dtype=torch.float32)
+
+
+def reward_metrics(result: BatchResultLike, timing: RewardTiming) -> dict[str, float | int | None]:
+    """Per-step reward metrics; the mean and std cover the samples the plugin scored."""
+    returned = [s for s, e in zip(result.scores, result.errors) if e is None]
+    return {
+        "reward_mean": _mean(returned),
+        "reward_std": _std(returned),
+        "reward_min": min(returned) if returned else None,
+        "reward_max": max(returned) if returned else None,
+        "reward_failed": int(result.n_failed),
+        "reward_timed_out": int(result.n_timed_out),
+        "reward_latency_s": timing.latency_s,
+        "reward_hidden_s": timing.hidden_s,
+        "reward_hidden_frac": timing.hidden_frac,
+        **extra_means(result),
+    }
+
+
+def extra_means(result: BatchResultLike) -> dict[str, float]:
+    """``reward_extra/<key>``: the mean of each numeric per-sample extra the reward returned."""
+    means: dict[str, float] = {}
+    for key, values in result.extra_info.items():
+        numbers = [v for v, e in zip(values, result.errors) if e is None and v is not None]
+        if numbers and all(isinstance(v, (int, float)) for v in numbers):
+            means[f"reward_extra/{key}"] = float(sum(numbers)) / len(numbers)
+    return means
+
+
+def first_errors(result: BatchResultLike, limit: int = 3) -> list[str]:
+    """Up to ``limit`` distinct error messages of a batch, for the log."""
+    seen: list[str] = []
+    for error in result.errors:
+        if error is not None and error not in seen:
+            seen.append(error)
+            if len(seen) == limit:
+                break
+    return seen
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _std(values: list[float]) -> float | None:
+    if not values:
+        return None
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))

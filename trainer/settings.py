@@ -1,0 +1,208 @@
+"""Trainer configuration: YAML defaults + dotlist overrides -> typed, frozen records.
+
+omegaconf parses and merges against a structured schema, so an unknown key or a
+badly typed value outside ``reward`` is an error. The ``reward`` section is kept
+as a plain mapping and handed untouched to the reward layer, which owns its
+validation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+DEFAULT_CONFIG = Path(__file__).parent / "config" / "default.yaml"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class TrainerConfigError(Exception):
+    """The trainer's own configuration (outside ``reward``) is invalid."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The policy: a random-init tiny Llama, or a local checkpoint when ``path`` is set."""
+
+    path: str | None = None
+    hidden_size: int = 64
+    num_layers: int = 2
+    num_heads: int = 4
+    intermediate_size: int = 256
+    max_position_embeddings: int = 64
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """The prompt set: a JSONL file of ``prompt``/``data_source``/``ground_truth`` rows."""
+
+    path: str = "examples/data/toy_copy.jsonl"
+    prompts_per_step: int = 16
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """Sampling: ``n`` completions per prompt (the GRPO group)."""
+
+    n: int = 8
+    max_new_tokens: int = 8
+    temperature: float = 1.0
+
+
+@dataclass(frozen=True)
+class AlgoConfig:
+    """GRPO hyper-parameters."""
+
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    clip_eps: float = 0.2
+    kl_coef: float = 0.001
+    ppo_epochs: int = 1
+    mini_batches: int = 2
+    max_grad_norm: float = 1.0
+    norm_adv_by_std: bool = True
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """The ``trainer`` section: length of the run, where results go, seeding, logging."""
+
+    total_steps: int = 500
+    output_dir: str = "outputs/trainer"
+    seed: int = 0
+    log_every: int = 10
+    torch_threads: int = 1
+    save_checkpoint: bool = True
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The whole run. ``reward`` is a plain dict, validated by ``verl_rewards``."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    algo: AlgoConfig = field(default_factory=AlgoConfig)
+    trainer: LoopConfig = field(default_factory=LoopConfig)
+    reward: dict[str, Any] = field(default_factory=dict)
+
+
+def load_config(
+    overrides: Sequence[str] = (), config_file: str | Path = DEFAULT_CONFIG
+) -> TrainConfig:
+    """Merge ``config_file`` and dotlist ``overrides`` (``key.sub=value``) into a checked config."""
+    node = merge_config(overrides, config_file)
+    return to_record(node)
+
+
+def merge_config(overrides: Sequence[str], config_file: str | Path = DEFAULT_CONFIG) -> DictConfig:
+    """The merged omegaconf tree: schema <- YAML file <- dotlist overrides."""
+    for item in overrides:
+        if "=" not in item:
+            raise TrainerConfigError(f"override {item!r} is not of the form key=value")
+    try:
+        schema = OmegaConf.structured(TrainConfig)
+        defaults = OmegaConf.load(config_file)
+        dotlist = OmegaConf.from_dotlist(list(overrides))
+        _drop_default_reward_choice(defaults, dotlist)
+        node = OmegaConf.merge(schema, defaults, dotlist)
+    except OmegaConfBaseException as e:
+        raise TrainerConfigError(_describe(e)) from None
+    except OSError as e:
+        raise TrainerConfigError(f"cannot read config file {config_file}: {e}") from None
+    assert isinstance(node, DictConfig)
+    return node
+
+
+# The keys that choose *which* reward runs; exactly one may be set.
+REWARD_SELECTORS = ("plugin", "path", "rewards")
+
+
+def _drop_default_reward_choice(defaults: Any, overrides: DictConfig) -> None:
+    """Let ``reward.path=f.py`` on the command line replace the file's ``reward.plugin``.
+
+    Only the choice of reward is dropped from the defaults, and only when the
+    overrides make a choice of their own; every other reward key is left as is.
+    """
+    chosen = overrides.get("reward")
+    section = defaults.get("reward") if isinstance(defaults, DictConfig) else None
+    if not isinstance(chosen, DictConfig) or not isinstance(section, DictConfig):
+        return
+    if any(key in chosen for key in REWARD_SELECTORS):
+        for key in REWARD_SELECTORS:
+            section.pop(key, None)
+
+
+def to_record(node: DictConfig) -> TrainConfig:
+    """Turn a merged tree into frozen dataclasses, checking value ranges."""
+    raw = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(raw, dict)
+    config = TrainConfig(
+        model=ModelConfig(**raw["model"]),
+        data=DataConfig(**raw["data"]),
+        rollout=RolloutConfig(**raw["rollout"]),
+        algo=AlgoConfig(**raw["algo"]),
+        trainer=LoopConfig(**raw["trainer"]),
+        reward=dict(raw["reward"]),
+    )
+    _check_ranges(config)
+    return config
+
+
+def resolve_path(path: str) -> Path:
+    """A relative path is looked up from the working directory, then from the project root."""
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute() or candidate.exists():
+        return candidate
+    from_root = PROJECT_ROOT / candidate
+    return from_root if from_root.exists() else candidate
+
+
+def as_dict(config: TrainConfig) -> dict[str, Any]:
+    """The config as nested plain data, for ``config.yaml`` in the output directory."""
+    return dataclasses.asdict(config)
+
+
+_POSITIVE: Mapping[str, tuple[str, ...]] = {
+    "model": ("hidden_size", "num_layers", "num_heads", "intermediate_size",
+              "max_position_embeddings"),
+    "data": ("prompts_per_step",),
+    "rollout": ("max_new_tokens", "temperature"),
+    "algo": ("lr", "ppo_epochs", "mini_batches", "max_grad_norm"),
+    "trainer": ("total_steps", "log_every", "torch_threads"),
+}
+
+
+def _check_ranges(config: TrainConfig) -> None:
+    problems = [
+        f"{section}.{name} must be > 0 (got {getattr(getattr(config, section), name)})"
+        for section, names in _POSITIVE.items()
+        for name in names
+        if not getattr(getattr(config, section), name) > 0
+    ]
+    if config.rollout.n < 2:
+        problems.append(f"rollout.n must be >= 2 for group-relative advantages "
+                        f"(got {config.rollout.n})")
+    if config.algo.kl_coef < 0 or config.algo.clip_eps <= 0:
+        problems.append("algo.kl_coef must be >= 0 and algo.clip_eps > 0")
+    if config.model.hidden_size % config.model.num_heads:
+        problems.append(f"model.hidden_size ({config.model.hidden_size}) must be divisible "
+                        f"by model.num_heads ({config.model.num_heads})")
+    batch = config.data.prompts_per_step * config.rollout.n
+    if batch % config.algo.mini_batches:
+        problems.append(f"algo.mini_batches ({config.algo.mini_batches}) must divide "
+                        f"data.prompts_per_step * rollout.n ({batch})")
+    if problems:
+        raise TrainerConfigError("; ".join(problems))
+
+
+def _describe(error: OmegaConfBaseException) -> str:
+    """omegaconf's messages span several lines; keep the cause and the full key."""
+    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+    key = getattr(error, "full_key", None)
+    return f"{first} (at '{key}')" if key else first
