@@ -262,7 +262,7 @@ def test_a_config_file_that_is_not_yaml(tmp_path, capsys):
     config = tmp_path / "bad.yaml"
     config.write_text("reward: [plugin: \n  - : :\n")
     assert _score(tmp_path, _rows("1"), "--config", str(config)) == 2
-    assert _error(capsys).startswith(f"invalid configuration in {config}: ")
+    assert _error(capsys).startswith(f"cannot parse config file {config}: ")
 
 
 def test_a_plugin_that_fails_to_load_is_a_failure(tmp_path, capsys, make_dist):

@@ -106,16 +106,11 @@ class _Timing:
 
 
 def _scorer(config: Path | None, overrides: Sequence[str]) -> Scorer:
-    from ..errors import ConfigError, VerlRewardsError
     from ..scorer import Scorer
 
-    try:
-        return Scorer.from_config(config, overrides)
-    except VerlRewardsError:
-        raise
-    except Exception as e:
-        where = f" in {config}" if config is not None else ""
-        raise ConfigError(f"invalid configuration{where}: {type(e).__name__}: {e}") from e
+    # The config layer turns YAML, grammar and interpolation errors into
+    # ConfigErrors naming the file, so nothing needs wrapping here.
+    return Scorer.from_config(config, overrides)
 
 
 def _samples(rows: list[dict[str, Any]], where: list[str], path: Path) -> list[Sample]:
