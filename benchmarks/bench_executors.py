@@ -55,11 +55,11 @@ def cfg(name: str, executor: str, **extra: object) -> dict:
     return {"path": str(REWARDS), "name": name, "executor": executor, "num_workers": 2, **extra}
 
 
-def overhead(n: int, repeat: int) -> list[tuple[str, str]]:
+def overhead(n: int, repeat: int, executors: tuple[str, ...]) -> list[tuple[str, str]]:
     batch = rows(n)
     bare = best_of(lambda: verl_style_loop(rewards.trivial, batch), repeat) / n
     out = [("bare verl-style loop, trivial reward", f"{bare * 1e6:.2f} us/sample")]
-    for executor in ("local", "ray"):
+    for executor in executors:
         with Scorer.from_config(cfg("trivial", executor)) as scorer:
             scorer.score(batch[:10])
             took = best_of(lambda: scorer.score(batch), repeat) / n
@@ -113,9 +113,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller batches")
     args = parser.parse_args()
     scale = 4 if args.quick else 1
+    table = overhead(20_000 // scale, 3, ("local",))  # before Ray's threads exist in this process
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        table = overhead(20_000 // scale, 3)
+        table += overhead(20_000 // scale, 3, ("ray",))[1:]
         table += cpu_scaling(800 // scale, 3.0)
         table += async_concurrency(128 // scale, 50.0, 32)
     finally:

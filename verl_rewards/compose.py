@@ -19,7 +19,8 @@ from .config import RewardConfig
 from .reference import RewardRef
 from .resolve import LoadedReward, resolve
 from .samples import Sample
-from .scoring import Limits, Outcome, Progress, score_samples
+from .scoring import Limits, Outcome, score_samples
+from .watchdog import Progress
 
 
 class Component(NamedTuple):

@@ -12,7 +12,6 @@ import asyncio
 import inspect
 import math
 import numbers
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -20,7 +19,7 @@ from . import aio
 from .errors import RewardError, RewardValueError, SampleTimeout
 from .resolve import LoadedReward
 from .samples import Sample
-from .watchdog import Watchdog
+from .watchdog import Progress, Watchdog
 
 Status = Literal["ok", "failed", "timeout"]
 
@@ -34,16 +33,6 @@ class Outcome(NamedTuple):
     extra: Mapping[str, Any] | None
     error: str | None  # "Type: message"
     status: Status
-
-
-class Progress:
-    """Which sample a scoring thread is on, readable from another thread."""
-
-    __slots__ = ("index", "started")
-
-    def __init__(self) -> None:
-        self.index: int | None = None
-        self.started = 0.0
 
 
 class Limits(NamedTuple):
@@ -65,7 +54,7 @@ def score_samples(
     the first sample of the call in flight (batch and async rewards).
     """
     progress = progress or Progress()
-    progress.index, progress.started = first_index, time.monotonic()
+    progress.begin(first_index)
     if loaded.shape == "batch":
         outcomes = _score_batch(loaded, samples, limits, first_index)
     elif loaded.is_async:
@@ -114,40 +103,38 @@ def _score_sync(
 ) -> list[Outcome]:
     outcomes: list[Outcome | None] = [None] * len(samples)
     if limits.timeout_s is None:
-        for i, sample in enumerate(samples):
-            progress.index, progress.started = first_index + i, time.monotonic()
-            outcomes[i] = _score_one(loaded, sample, first_index + i)
+        _sync_loop(loaded, samples, outcomes, 0, stop_on_error, first_index, progress)
         return outcomes  # type: ignore[return-value]
-    with Watchdog() as watchdog:
+    with Watchdog(progress, limits.timeout_s) as watchdog:
         position = 0
-        while position < len(samples):
+        while True:
             try:
-                position = _sync_loop(loaded, samples, limits.timeout_s, watchdog, outcomes,
-                                      position, stop_on_error, first_index, progress)
+                _sync_loop(loaded, samples, outcomes, position, stop_on_error, first_index, progress)
+                watchdog.disarm()  # inside the try: a timeout still in flight lands here
+                break
             except SampleTimeout:
-                # The watchdog names the overdue call: the exception may land a
-                # few bytecodes after that call returned.
+                # The call the watchdog fired for may already have returned; resume
+                # after it, re-running the call that was actually interrupted.
                 fired = watchdog.take_fired()
-                index = position if fired is None else fired
-                outcomes[index] = timeout_outcome(f"exceeded timeout_s={limits.timeout_s}")
-                position = max(position, index + 1)
-                if stop_on_error:
+                current = (progress.index if progress.index is not None else first_index + position)
+                overdue = (fired if fired is not None else current) - first_index
+                outcomes[overdue] = timeout_outcome(f"exceeded timeout_s={limits.timeout_s}")
+                position = overdue + 1 if overdue >= current - first_index else current - first_index
+                if stop_on_error or position >= len(samples):
+                    watchdog.disarm()
                     break
     return [o if o is not None else timeout_outcome("not run") for o in outcomes]
 
 
 def _sync_loop(
-    loaded: LoadedReward, samples: Sequence[Sample], timeout_s: float, watchdog: Watchdog,
-    outcomes: list[Outcome | None], position: int, stop_on_error: bool, first_index: int,
-    progress: Progress,
-) -> int:
+    loaded: LoadedReward, samples: Sequence[Sample], outcomes: list[Outcome | None], position: int,
+    stop_on_error: bool, first_index: int, progress: Progress,
+) -> None:
     for i in range(position, len(samples)):
-        progress.index, progress.started = first_index + i, watchdog.start(i, timeout_s)
-        outcomes[i] = _score_one(loaded, samples[i], first_index + i)
-        watchdog.stop()
-        if stop_on_error and outcomes[i].status != "ok":  # type: ignore[union-attr]
-            return len(samples)
-    return len(samples)
+        progress.begin(first_index + i)
+        outcome = outcomes[i] = _score_one(loaded, samples[i], first_index + i)
+        if stop_on_error and outcome.status != "ok":
+            return
 
 
 def _score_one(loaded: LoadedReward, sample: Sample, index: int) -> Outcome:
@@ -219,12 +206,12 @@ def _call_batch(loaded: LoadedReward, columns: list[list[Any]], limits: Limits, 
         return aio.run(run())
     if limits.timeout_s is None:
         return loaded.invoke_batch(*columns)
-    with Watchdog() as watchdog:
-        watchdog.start(0, limits.timeout_s * n)
-        try:
-            value = loaded.invoke_batch(*columns)
-        finally:
-            watchdog.stop()
+    progress = Progress()
+    with Watchdog(progress, limits.timeout_s * n) as watchdog:
+        progress.begin(0)
+        value = loaded.invoke_batch(*columns)
+        progress.index = None
+        watchdog.disarm()
     if inspect.isawaitable(value):  # pragma: no cover - classified as async above
         raise TypeError("batch reward returned an awaitable but was not classified async")
     return value

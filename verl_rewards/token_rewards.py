@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from .results import BatchResult
+from .samples import Sample
 
 if TYPE_CHECKING:
     import torch
@@ -56,14 +57,13 @@ def token_level_rewards(
 
 
 def decode_responses(tokenizer: Any, responses: torch.Tensor, response_mask: torch.Tensor) -> list[str]:
-    """Decode each row's valid response tokens with one ``batch_decode`` call.
-
-    Rows are right-padded (verl's layout): row ``i`` keeps its first
-    ``response_mask[i].sum()`` tokens.
-    """
-    lengths = response_mask.ne(0).sum(-1).tolist()
-    rows = responses.tolist()
-    ids = [row[:n] for row, n in zip(rows, lengths)]
+    """Decode each row's valid response tokens (any padding side) in one batch call."""
+    valid = response_mask.ne(0)
+    flat = responses[valid].tolist()  # valid ids only, row by row, in one conversion
+    ids, start = [], 0
+    for n in valid.sum(-1).tolist():
+        ids.append(flat[start : start + n])
+        start += n
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None or getattr(tokenizer, "clean_up_tokenization_spaces", False):
         return list(tokenizer.batch_decode(ids))
@@ -80,10 +80,7 @@ def score_responses(
     """Token ids to a token-level reward tensor: decode once, score once, scatter once."""
     texts = decode_responses(tokenizer, responses, response_mask)
     extras = extra_infos if extra_infos is not None else [None] * len(texts)
-    samples = [
-        {"data_source": d, "solution_str": t, "ground_truth": g, "extra_info": e}
-        for d, t, g, e in zip(data_sources, texts, ground_truths, extras)
-    ]
+    samples = list(map(Sample, data_sources, texts, ground_truths, extras))
     result = scorer.score(samples)
     return result, token_level_rewards(result, response_mask)
 

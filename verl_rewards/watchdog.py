@@ -1,11 +1,17 @@
 """Interrupt a Python-level reward call that overruns its time limit.
 
-One watchdog thread per scoring run (not per sample) checks the current
-call's start time and, when it overruns, raises :class:`SampleTimeout` in the
-scoring thread with ``PyThreadState_SetAsyncExc``. That works from any
-thread (``signal.alarm`` only works in the main thread) and needs only two
-attribute writes per sample. It cannot interrupt code stuck in C; the Ray
-executor handles that by replacing the worker process.
+One watchdog thread per scoring run (not per sample) reads the scoring
+loop's :class:`Progress` (which sample, since when) and, when a call
+overruns, raises :class:`SampleTimeout` in the scoring thread with
+``PyThreadState_SetAsyncExc``. That works from any thread (``signal.alarm``
+only works in the main thread) and costs the loop two attribute writes per
+sample, no lock. It cannot interrupt code stuck in C; the Ray executor
+handles that by replacing the worker process.
+
+The exception may land a few bytecodes after the overdue call returned, so
+the watchdog records which index it fired for (:meth:`take_fired`), and the
+scoring loop must call :meth:`disarm` inside the region that catches
+:class:`SampleTimeout`: after ``disarm`` nothing can be raised or pending.
 """
 
 from __future__ import annotations
@@ -27,23 +33,43 @@ _clear_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void
 )
 
 
-class Watchdog:
-    """Context manager timing calls made by the thread that entered it."""
+class Progress:
+    """Which sample a scoring thread is on, readable from another thread.
 
-    def __init__(self, poll_s: float = 0.02) -> None:
-        self._poll_s = poll_s
+    Writers set ``started`` before ``index``, so a reader that sees an index
+    also sees (at least) that call's start time.
+    """
+
+    __slots__ = ("index", "started")
+
+    def __init__(self) -> None:
+        self.index: int | None = None
+        self.started = 0.0
+
+    def begin(self, index: int) -> None:
+        """Call ``index`` starts now."""
+        self.started = time.monotonic()
+        self.index = index
+
+
+class Watchdog:
+    """Times the calls :class:`Progress` reports, for the thread that entered it."""
+
+    def __init__(self, progress: Progress, limit_s: float, poll_s: float = 0.02) -> None:
+        self._progress = progress
+        self._limit_s = limit_s
+        self._poll_s = min(poll_s, limit_s / 4)
         self._lock = threading.Lock()
-        self._index: int | None = None
-        self._deadline = 0.0
         self._fired: int | None = None
-        self._active = False
+        self._fired_started = -1.0  # fire at most once per call, even after take_fired
+        self._armed = False
         self._thread_id = 0
-        self._thread: threading.Thread | None = None
         self._closing = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def __enter__(self) -> Watchdog:
         self._thread_id = threading.get_ident()
-        self._active = True
+        self._armed = True
         self._thread = threading.Thread(target=self._watch, name="verl-rewards-watchdog", daemon=True)
         self._thread.start()
         return self
@@ -52,28 +78,18 @@ class Watchdog:
         self, exc_type: type[BaseException] | None, exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        with self._lock:
-            self._active = False
-            self._index = None
-            if self._fired is not None:  # fired but never delivered: cancel it
-                _clear_async_exc(self._thread_id, None)
-                self._fired = None
+        self.disarm()
         self._closing.set()
         if self._thread is not None:
             self._thread.join()
 
-    def start(self, index: int, limit_s: float) -> float:
-        """Call ``index`` begins now and may run for ``limit_s`` seconds; returns now."""
-        now = time.monotonic()
+    def disarm(self) -> None:
+        """Stop timing; cancel a timeout raised but not yet delivered."""
         with self._lock:
-            self._deadline = now + limit_s
-            self._index = index
-        return now
-
-    def stop(self) -> None:
-        """The current call returned."""
-        with self._lock:
-            self._index = None
+            self._armed = False
+            if self._fired is not None:
+                _clear_async_exc(self._thread_id, None)
+                self._fired = None
 
     def take_fired(self) -> int | None:
         """The index a delivered :class:`SampleTimeout` was meant for (then forget it)."""
@@ -82,12 +98,13 @@ class Watchdog:
             return fired
 
     def _watch(self) -> None:
+        progress = self._progress
         while not self._closing.wait(self._poll_s):
+            index, started = progress.index, progress.started
+            if index is None or time.monotonic() - started <= self._limit_s:
+                continue
             with self._lock:
-                if not self._active:
-                    return
-                overdue = self._index is not None and time.monotonic() > self._deadline
-                if overdue and self._fired is None:
-                    self._fired = self._index
-                    self._index = None
+                fresh = started != self._fired_started
+                if self._armed and self._fired is None and fresh and progress.index == index:
+                    self._fired, self._fired_started = index, started
                     _set_async_exc(self._thread_id, SampleTimeout)

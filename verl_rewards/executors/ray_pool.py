@@ -43,7 +43,7 @@ class RewardWorker:
     """A Ray actor: resolves the reward once, then scores chunks."""
 
     def __init__(self, spec: RewardSpec, limits: Limits, packages: list[bytes] | None = None) -> None:
-        from ..scoring import Progress
+        from ..watchdog import Progress
         from .shipping import unpack
 
         for package in packages or ():
