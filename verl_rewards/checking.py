@@ -10,16 +10,23 @@ loads and scores the same way in training.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from . import discovery
 from .discovery import PluginRecord
-from .errors import AmbiguousPluginError, ConfigError, PluginNotFoundError, VerlRewardsError
-from .metadata import Example
+from .errors import (
+    AmbiguousPluginError,
+    ConfigError,
+    PluginNotFoundError,
+    PluginShapeError,
+    VerlRewardsError,
+)
+from .metadata import Example, metadata_of
 from .reference import RewardRef
-from .resolve import LoadedReward, resolve
+from .resolve import LoadedReward, import_target, resolve
 from .samples import Sample
 from .scoring import Limits, score_samples
 
@@ -79,6 +86,13 @@ def check_plugin(record: PluginRecord) -> CheckReport:
     ref = RewardRef.from_plugin(record)
     try:
         loaded = resolve(ref)
+    except PluginShapeError as e:
+        # A class whose constructor needs kwargs (a judge's URL, say) cannot be
+        # built bare; its examples' kwargs are what it is meant to run with.
+        retried = _resolve_with_example_kwargs(ref)
+        if retried is None:
+            return CheckReport(record, False, (_load_problem(ref, e),), 0)
+        loaded = retried
     except (Exception, SystemExit) as e:  # noqa: BLE001 - a plugin may even sys.exit on import
         return CheckReport(record, False, (_load_problem(ref, e),), 0)
     examples = loaded.meta.examples
@@ -108,6 +122,21 @@ def run_example(loaded: LoadedReward, example: Example, number: int = 1) -> str 
     if abs(outcome.score - example.expected) > example.tolerance:
         return f"{label}: expected {example.expected!r}, got {outcome.score!r}"
     return None
+
+
+def _resolve_with_example_kwargs(ref: RewardRef) -> LoadedReward | None:
+    """Load a class with the first example's kwargs, if it declares any."""
+    try:
+        target = import_target(ref)
+    except (Exception, SystemExit):  # noqa: BLE001 - the bare load already reported it
+        return None
+    with_kwargs = [e for e in metadata_of(target).examples if e.kwargs]
+    if not inspect.isclass(target) or not with_kwargs:
+        return None
+    try:
+        return resolve(ref.with_kwargs(with_kwargs[0].kwargs))
+    except (Exception, SystemExit):  # noqa: BLE001 - reported per example below
+        return None
 
 
 def describe_shape(loaded: LoadedReward) -> str:

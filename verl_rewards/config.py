@@ -92,7 +92,7 @@ def from_mapping(section: Mapping[str, Any]) -> RewardConfig:
     for key in section:
         if key not in KEYS:
             raise UnknownConfigKeyError(
-                str(key), difflib.get_close_matches(str(key), KEYS, n=2, cutoff=0.5), KEYS
+                str(key), difflib.get_close_matches(str(key), KEYS, n=1, cutoff=0.5), KEYS
             )
     values = {k: v for k, v in section.items()}
     values["kwargs"] = _kwargs("reward.kwargs", values.get("kwargs"))

@@ -44,6 +44,20 @@ def stuck(data_source, solution_str, ground_truth, extra_info=None):
 def returns_none(data_source, solution_str, ground_truth, extra_info=None):
     return None
 
+@reward(examples=[
+    Example(solution_str="a", ground_truth="a", expected=0.5, kwargs={"url": "http://judge", "weight": 0.5}),
+    Example(solution_str="b", ground_truth="a", expected=0.0, kwargs={"url": "http://judge"}),
+])
+class Judge:
+    def __init__(self, url, weight=1.0):
+        self.url, self.weight = url, weight
+    def __call__(self, data_source, solution_str, ground_truth, extra_info=None):
+        return self.weight * float(solution_str == ground_truth)
+
+@reward(examples=[Example(solution_str="a", ground_truth="a", expected=1.0)])
+class NeedsUrl(Judge):
+    pass
+
 NOT_CALLABLE = 42
 
 def too_few(data_source):
@@ -62,6 +76,7 @@ def acme(make_dist):
         good="plug_acme:good", wrong="plug_acme:wrong", stuck="plug_acme:stuck",
         returns_none="plug_acme:returns_none", not_callable="plug_acme:NOT_CALLABLE",
         too_few="plug_acme:too_few", missing_attr="plug_acme:nowhere",
+        judge="plug_acme:Judge", needs_url="plug_acme:NeedsUrl",
         broken="plug_acme_broken:f",
     ), {"plug_acme.py": DECORATED, "plug_acme_broken.py": "import numpyy_not_installed\n"})
     return lambda name: PluginRecord(name, "", "acme-rewards", "1.0")
@@ -80,6 +95,17 @@ def test_a_passing_plugin_reports_its_shape_and_examples():
 def test_examples_bind_their_kwargs_into_the_reward(acme):
     report = _report("good")
     assert (report.ok, report.problems, report.examples_run) == (True, (), 3)
+
+
+def test_a_class_whose_constructor_needs_kwargs_is_checked_with_its_examples_kwargs(acme):
+    report = _report("judge")
+    assert (report.ok, report.examples_run, report.shape) == (True, 2, "sample, sync class")
+
+
+def test_a_class_needing_kwargs_that_no_example_supplies_fails_naming_the_constructor(acme):
+    report = _report("needs_url")
+    assert not report.ok and report.examples_run == 0
+    assert "cannot construct NeedsUrl(**reward.kwargs)" in report.problems[0]
 
 
 def test_every_failing_example_is_a_problem(acme):
