@@ -151,3 +151,17 @@ def test_command_line_bad_reward_key_exits_2_without_a_traceback(tmp_path):
 def test_help_exits_0(capsys):
     assert main(["--help"]) == 0
     assert "usage: python -m trainer.main" in capsys.readouterr().out
+
+
+def test_weighted_rewards_from_config_alone(ray_session, tmp_path, reward_file):
+    out = tmp_path / "run"
+    path = reward_file(FILE_REWARD)
+    argv = [*TINY, *RAY, "trainer.total_steps=1", f"trainer.output_dir={out}",
+            "reward.rewards.toy.plugin=copy_digits", f"reward.rewards.length.path={path}",
+            "reward.rewards.length.weight=0"]
+    assert main(argv) == 0
+    [record] = _metrics(out)
+    assert record["reward_failed"] == 0
+    # Each component is logged under its name; the weight-0 one does not count.
+    assert record["reward_mean"] == pytest.approx(record["reward_extra/toy"])
+    assert "reward_extra/length" in record and "reward_extra/toy/position_acc" in record

@@ -270,3 +270,21 @@ def test_a_plugin_that_fails_to_load_is_a_failure(tmp_path, capsys, make_dist):
               {"plug_broken.py": "import numpyy_not_installed\n"})
     assert _score(tmp_path, _rows("1"), "reward.plugin=broken", *LOCAL) == 1
     assert "No module named 'numpyy_not_installed'" in _error(capsys)
+
+
+def test_weighted_and_routed_rewards_from_a_config_file(tmp_path, capsys):
+    config = tmp_path / "reward.yaml"
+    config.write_text(
+        "reward:\n"
+        "  executor: local\n"
+        "  rewards:\n"
+        "    exact: {plugin: exact_match, weight: 1.0}\n"
+        "    batch: {plugin: batch_exact, weight: 2.0}\n"
+        "  route: {d: [exact, batch], other: batch}\n"
+    )
+    rows = [*_rows("1", "0"), {"data_source": "other", "solution_str": "1", "ground_truth": "1"}]
+    assert _score(tmp_path, rows, "--config", str(config), "reward.rewards.batch.weight=0.5") == 0
+    out = _read_jsonl(tmp_path / "out.jsonl")
+    assert [r["score"] for r in out] == [1.5, 0.0, 0.5]
+    assert [r["exact"] for r in out] == [1.0, 0.0, None]
+    assert [r["batch"] for r in out] == [1.0, 0.0, 1.0]
