@@ -54,7 +54,8 @@ def score_samples(
     the first sample of the call in flight (batch and async rewards).
     """
     progress = progress or Progress()
-    progress.begin(first_index)
+    span = 1 if loaded.shape == "sample" and not loaded.is_async else len(samples)
+    progress.begin(first_index, _allowed_s(loaded, len(samples), limits), span)
     if loaded.shape == "batch":
         outcomes = _score_batch(loaded, samples, limits, first_index)
     elif loaded.is_async:
@@ -126,12 +127,24 @@ def _score_sync(
     return [o if o is not None else timeout_outcome("not run") for o in outcomes]
 
 
+def _allowed_s(loaded: LoadedReward, n: int, limits: Limits) -> float | None:
+    """How long one call may take: per sample, per batch call, or per async chunk."""
+    if limits.timeout_s is None:
+        return None
+    if loaded.shape == "batch":
+        return limits.timeout_s * max(n, 1)
+    if loaded.is_async:  # wait_for bounds each sample; they run max_concurrency at a time
+        return limits.timeout_s * max(1, -(-n // limits.max_concurrency))
+    return limits.timeout_s
+
+
 def _sync_loop(
     loaded: LoadedReward, samples: Sequence[Sample], outcomes: list[Outcome | None], position: int,
     stop_on_error: bool, first_index: int, progress: Progress,
 ) -> None:
+    allowed = progress.allowed_s
     for i in range(position, len(samples)):
-        progress.begin(first_index + i)
+        progress.begin(first_index + i, allowed)
         outcome = outcomes[i] = _score_one(loaded, samples[i], first_index + i)
         if stop_on_error and outcome.status != "ok":
             return

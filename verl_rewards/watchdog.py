@@ -34,21 +34,28 @@ _clear_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void
 
 
 class Progress:
-    """Which sample a scoring thread is on, readable from another thread.
+    """Which call a scoring thread is in, since when, and how long it may take;
+    readable from another thread (the watchdog, a Ray heartbeat).
 
-    Writers set ``started`` before ``index``, so a reader that sees an index
-    also sees (at least) that call's start time.
+    ``index`` is the call's first sample and ``span`` how many it covers (1 for
+    a sample call; a batch or async call covers a chunk); ``allowed_s`` is how
+    long the call may take (None: no limit). Writers set the other fields
+    before ``index``, so a reader that sees an index sees that call's fields.
     """
 
-    __slots__ = ("index", "started")
+    __slots__ = ("allowed_s", "index", "span", "started")
 
     def __init__(self) -> None:
         self.index: int | None = None
         self.started = 0.0
+        self.allowed_s: float | None = None
+        self.span = 1
 
-    def begin(self, index: int) -> None:
-        """Call ``index`` starts now."""
+    def begin(self, index: int, allowed_s: float | None = None, span: int = 1) -> None:
+        """A call covering ``span`` samples from ``index`` begins now."""
         self.started = time.monotonic()
+        self.allowed_s = allowed_s
+        self.span = span
         self.index = index
 
 

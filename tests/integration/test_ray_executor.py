@@ -148,3 +148,22 @@ def test_stall_holding_the_gil_in_c_is_isolated_and_failed_as_a_timeout(ray_sess
     # Not even a heartbeat can run: the culprit is found by re-running its chunk
     # one sample at a time, which costs about two timeouts instead of one.
     assert elapsed < 4 * (2 + 1) + 10
+
+
+def test_a_batch_reward_gets_timeout_s_per_sample_for_its_whole_chunk(ray_session):
+    # 12 samples x 200 ms in one batch call: 2.4 s, past timeout_s + grace but
+    # well within the 12 s a 12-sample batch call is allowed.
+    with Scorer.from_config(_cfg("slow_batch", timeout_s=1, chunk_size=12, num_workers=1)) as scorer:
+        result = scorer.score(_rows(*["1"] * 12))
+    assert result.statuses == ["ok"] * 12
+    assert result.metrics["worker_restarts"] == 0
+
+
+def test_an_async_chunk_gets_timeout_s_per_round_of_max_concurrency(ray_session):
+    # 6 samples x 1.2 s at 2 at a time: 3.6 s per chunk, each sample within timeout_s.
+    cfg = _cfg("sleepy", timeout_s=1.5, chunk_size=6, num_workers=1, max_concurrency=2,
+               kwargs={"ms": 1200.0})
+    with Scorer.from_config(cfg) as scorer:
+        result = scorer.score(_rows(*["1"] * 6))
+    assert result.statuses == ["ok"] * 6
+    assert result.metrics["worker_restarts"] == 0

@@ -80,10 +80,12 @@ class RewardWorker:
         return score_spec(loaded, samples, self._limits, first_index=first_index,
                           progress=self._progress)
 
-    def progress(self) -> tuple[int | None, float]:
-        """The batch index being scored and for how long, answered from another thread."""
-        index, started = self._progress.index, self._progress.started
-        return index, (time.monotonic() - started) if index is not None else 0.0
+    def progress(self) -> tuple[int | None, int, float, float | None]:
+        """The call in flight: first batch index, samples covered, running for,
+        allowed; answered from another thread."""
+        p = self._progress
+        index, span, started, allowed = p.index, p.span, p.started, p.allowed_s
+        return index, span, (time.monotonic() - started) if index is not None else 0.0, allowed
 
 
 @dataclass
@@ -95,7 +97,6 @@ class _Slot:
 @dataclass
 class _Chunk:
     indices: list[int]
-    crashes: int = 0  # deaths this chunk's samples have been present at (solo chunks)
 
 
 @dataclass
@@ -263,16 +264,19 @@ class RayExecutor:
     def _stuck_index(self, job: _InFlight, limit: float) -> int | str | None:
         """The batch index stuck past ``limit``; "unknown" if the worker cannot answer."""
         try:
-            index, running_for = ray.get(job.slot.actor.progress.remote(), timeout=_HEARTBEAT_TIMEOUT_S)
+            index, span, running_for, allowed = ray.get(job.slot.actor.progress.remote(),
+                                                        timeout=_HEARTBEAT_TIMEOUT_S)
         except (GetTimeoutError, RayActorError):
             # Holding the GIL in C, or dead. A replacement still starting up
             # (importing a heavy plugin) cannot answer either: give it longer.
             starting = not job.slot.confirmed and time.monotonic() - job.started < 10 * limit
             return None if starting else "unknown"
         job.slot.confirmed = True
-        if index is None or running_for < limit:
+        if index is None or allowed is None or running_for < allowed + _GRACE_S:
             return None
-        return int(index) if len(job.chunk.indices) == 1 or index in job.chunk.indices else "unknown"
+        if span > 1:  # a batch or async call over several samples: no single culprit
+            return "unknown"
+        return int(index) if index in job.chunk.indices else "unknown"
 
     def _requeue_after_stall(self, job: _InFlight, stuck: int | str, state: _RunState) -> None:
         message = f"exceeded timeout_s={self._config.timeout_s} in code Python could not interrupt; worker replaced"
