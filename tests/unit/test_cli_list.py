@@ -28,7 +28,7 @@ def test_table_lists_name_distribution_version_target(capsys):
     assert ["stateful", TESTKIT, "0.3.1", "verl_rewards_testkit.shapes:LockedCounter"] in rows
     testkit = [r[0] for r in rows if r[1:2] == [TESTKIT]]
     assert testkit == ["async_exact", "batch_exact", "exact_match", "faulty", "sleepy",
-                       "slow_cpu", "stateful"]
+                       "slow_batch", "slow_cpu", "stateful"]
 
 
 def test_json_is_a_list_of_objects(capsys):
