@@ -58,42 +58,43 @@ class RewardConfig:
     worker_num_cpus: float = 1.0
     ray_address: str | None = None
     ship_package: bool = False
-    rewards: Mapping[str, Any] | None = None  # component name -> ComponentConfig
-    route: Mapping[str, Any] | None = None  # data_source (exact or glob) -> component name(s)
+    rewards: Mapping[str, ComponentConfig] | None = None  # component name -> config
+    route: Mapping[str, tuple[str, ...]] | None = None  # data_source (exact or glob) -> component names
 
     @property
     def components(self) -> tuple[ComponentConfig, ...]:
         """The validated components of a composite reward (empty for a single reward)."""
         return tuple(self.rewards.values()) if self.rewards else ()
 
-    def replace(self, **changes: Any) -> RewardConfig:
-        """A copy with ``changes`` applied and validated."""
-        return _validated(dataclasses.replace(self, **changes))
-
 
 KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RewardConfig))
+# Choosing the reward: an override that sets one of these replaces the whole
+# choice made by the source (a file's plugin, its rewards and their routes).
+SELECTORS = ("plugin", "path", "rewards")
 
 
 def load_config(source: ConfigSource = None, overrides: Sequence[str] = ()) -> RewardConfig:
     """Build a :class:`RewardConfig` from a mapping, omegaconf node or YAML file,
-    then apply dotlist ``overrides`` (``reward.`` prefix optional).
+    then apply dotlist ``overrides`` (``reward.`` prefix optional). An override
+    that chooses the reward (``plugin``, ``path`` or ``rewards``) replaces the
+    source's choice, routes included.
 
     >>> load_config({"plugin": "gsm8k"}, ["reward.kwargs.method=flexible"]).kwargs
     {'method': 'flexible'}
     """
     if isinstance(source, RewardConfig) and not overrides:
         return source
-    section = _merged_section(source, overrides)
-    return from_mapping(section)
+    if isinstance(source, Mapping) and not _is_omegaconf(source) and not overrides:
+        # Plain values are taken as they are: no ${...} interpolation of, say,
+        # a prompt template passed in kwargs by an adapter.
+        return _from_mapping(source)
+    return _from_mapping(_merged_section(source, overrides))
 
 
-def from_mapping(section: Mapping[str, Any]) -> RewardConfig:
-    """Validate a plain mapping of ``reward`` keys into a :class:`RewardConfig`."""
+def _from_mapping(section: Mapping[str, Any]) -> RewardConfig:
     for key in section:
         if key not in KEYS:
-            raise UnknownConfigKeyError(
-                str(key), difflib.get_close_matches(str(key), KEYS, n=1, cutoff=0.5), KEYS
-            )
+            raise UnknownConfigKeyError(str(key), _closest(key, KEYS), KEYS)
     values = {k: v for k, v in section.items()}
     values["kwargs"] = _kwargs("reward.kwargs", values.get("kwargs"))
     if values.get("rewards") is not None:
@@ -124,9 +125,9 @@ def _components(value: Any) -> dict[str, ComponentConfig]:
             raise ConfigError(f"{where} must be a mapping with plugin or path, not {spec!r}")
         for field_name in spec:
             if field_name not in COMPONENT_KEYS:
-                close = difflib.get_close_matches(str(field_name), COMPONENT_KEYS, n=1, cutoff=0.5)
-                hint = f" Did you mean '{close[0]}'?" if close else ""
-                raise ConfigError(f"unknown key '{where}.{field_name}'.{hint} Valid keys: {', '.join(COMPONENT_KEYS)}.")
+                raise UnknownConfigKeyError(
+                    f"rewards.{key}.{field_name}", _closest(field_name, COMPONENT_KEYS), COMPONENT_KEYS
+                )
         component = ComponentConfig(key=str(key), **{**spec, "kwargs": _kwargs(f"{where}.kwargs", spec.get("kwargs"))})
         if (component.plugin is None) == (component.path is None):
             raise ConfigError(f"{where} must set exactly one of plugin or path")
@@ -148,7 +149,7 @@ def _route(value: Any, components: Mapping[str, ComponentConfig] | None) -> dict
             raise ConfigError(f"reward.route['{pattern}'] names no reward")
         for name in names:
             if name not in components:
-                close = difflib.get_close_matches(str(name), list(components), n=1, cutoff=0.5)
+                close = _closest(name, list(components))
                 hint = f" Did you mean '{close[0]}'?" if close else ""
                 raise ConfigError(
                     f"reward.route['{pattern}'] names unknown reward '{name}'.{hint} "
@@ -174,9 +175,14 @@ def _merged_section(source: ConfigSource, overrides: Sequence[str]) -> dict[str,
     if overrides:
         dotlist = [_strip_prefix(o) for o in overrides]
         try:
-            base = OmegaConf.merge(base, OmegaConf.from_dotlist(dotlist))
+            changes = OmegaConf.from_dotlist(dotlist)
         except Exception as e:  # omegaconf's grammar errors name the bad token
             raise ConfigError(f"cannot parse override(s) {list(overrides)}: {e}") from e
+        base = _without_other_choices(base, [k for k in SELECTORS if k in changes])
+        try:
+            base = OmegaConf.merge(base, changes)
+        except Exception as e:
+            raise ConfigError(f"cannot apply override(s) {list(overrides)}: {e}") from e
     try:
         container = OmegaConf.to_container(base, resolve=True)
     except Exception as e:  # a broken ${interpolation}
@@ -222,6 +228,27 @@ def _plain(source: Mapping[str, Any]) -> Any:
     return dict(source)
 
 
+def _without_other_choices(base: Any, chosen: Sequence[str]) -> Any:
+    """Drop the source's selectors other than those an override sets (routes go with rewards)."""
+    from omegaconf import OmegaConf
+
+    if not chosen:
+        return base
+    dropped = {k for k in SELECTORS if k not in chosen}
+    if "rewards" in dropped:
+        dropped.add("route")
+    return OmegaConf.masked_copy(base, [k for k in base if k not in dropped])
+
+
+def _is_omegaconf(source: object) -> bool:
+    # Checked by module so that a plain dict never imports omegaconf.
+    return type(source).__module__.startswith("omegaconf")
+
+
+def _closest(word: object, choices: Sequence[str]) -> list[str]:
+    return difflib.get_close_matches(str(word), choices, n=1, cutoff=0.5)
+
+
 def _strip_prefix(override: str) -> str:
     if "=" not in override:
         raise ConfigError(f"override {override!r} is not of the form reward.KEY=VALUE")
@@ -229,7 +256,7 @@ def _strip_prefix(override: str) -> str:
 
 
 def _validated(cfg: RewardConfig) -> RewardConfig:
-    chosen = [k for k in ("plugin", "path", "rewards") if getattr(cfg, k) is not None]
+    chosen = [k for k in SELECTORS if getattr(cfg, k) is not None]
     if len(chosen) != 1:
         which = "neither" if not chosen else " and ".join(chosen)
         raise ConfigError(

@@ -87,6 +87,27 @@ def test_malformed_yaml_file_is_a_config_error_naming_the_file(tmp_path):
         load_config(path)
 
 
-def test_broken_interpolation_is_a_config_error():
+def test_broken_interpolation_is_a_config_error(tmp_path):
+    path = tmp_path / "reward.yaml"
+    path.write_text("plugin: ${nowhere.to.be.found}\n")
     with pytest.raises(ConfigError, match="cannot resolve the reward config"):
-        load_config({"plugin": "${nowhere.to.be.found}"})
+        load_config(path)
+
+
+def test_an_override_that_chooses_the_reward_replaces_the_files_choice(tmp_path):
+    path = tmp_path / "train.yaml"
+    path.write_text("reward:\n  executor: local\n  rewards: {a: {plugin: x}}\n  route: {d: a}\n")
+    cfg = load_config(path, ["reward.path=r.py"])
+    assert (cfg.path, cfg.plugin, cfg.rewards, cfg.route, cfg.executor) == ("r.py", None, None, None, "local")
+    assert load_config({"plugin": "x"}, ["reward.plugin=y"]).plugin == "y"
+
+
+def test_a_plain_mapping_is_taken_literally_without_interpolation():
+    cfg = load_config({"plugin": "judge", "kwargs": {"template": "Q: ${question}"}})
+    assert cfg.kwargs == {"template": "Q: ${question}"}
+
+
+def test_an_override_inside_rewards_keeps_the_composite():
+    cfg = load_config({"rewards": {"a": {"plugin": "x"}, "b": {"plugin": "y"}}, "route": {"d": "a"}},
+                      ["reward.rewards.b.weight=0.5"])
+    assert [c.weight for c in cfg.components] == [1.0, 0.5] and cfg.route == {"d": ("a",)}
