@@ -18,8 +18,8 @@ from typing import Any, NamedTuple
 from .config import RewardConfig
 from .reference import RewardRef
 from .resolve import LoadedReward, resolve
-from .samples import Sample
-from .scoring import Limits, Outcome, score_samples
+from .samples import Sample, contiguous_runs
+from .scoring import Limits, Outcome, raise_first_failure, score_samples
 from .watchdog import Progress
 
 
@@ -113,7 +113,7 @@ def score_spec(
     if isinstance(loaded, LoadedComposite):
         outcomes = _score_composite(loaded, samples, limits, first_index, progress)
         if stop_on_error:
-            _raise_first_failure(loaded, outcomes, first_index)
+            raise_first_failure(loaded.display_name, outcomes, first_index)
         return outcomes
     return score_samples(loaded, samples, limits, stop_on_error, first_index, progress)
 
@@ -125,31 +125,13 @@ def _score_composite(
     routes = [loaded.ref.keys_for(s.data_source) for s in samples]
     by_key: dict[str, dict[int, Outcome]] = {}
     for component in loaded.ref.components:
-        positions = [i for i, keys in enumerate(routes) if keys and component.key in keys]
-        if not positions:
-            continue
-        outcomes = _score_positions(loaded.loaded[component.key], samples, positions, limits,
-                                    first_index, progress)
-        by_key[component.key] = dict(zip(positions, outcomes))
+        outcomes = by_key[component.key] = {}
+        routed = (i for i, keys in enumerate(routes) if keys and component.key in keys)
+        for run in contiguous_runs(routed):
+            scored = score_samples(loaded.loaded[component.key], [samples[i] for i in run], limits,
+                                   first_index=first_index + run[0], progress=progress)
+            outcomes.update(zip(run, scored))
     return [_combine(loaded.ref, i, routes[i], samples[i], by_key) for i in range(len(samples))]
-
-
-def _score_positions(
-    reward: LoadedReward, samples: Sequence[Sample], positions: list[int], limits: Limits,
-    first_index: int, progress: Progress | None,
-) -> list[Outcome]:
-    # Score contiguous runs so every error names the sample's true batch index.
-    outcomes: list[Outcome] = []
-    start = 0
-    while start < len(positions):
-        end = start
-        while end + 1 < len(positions) and positions[end + 1] == positions[end] + 1:
-            end += 1
-        run = [samples[p] for p in positions[start : end + 1]]
-        outcomes += score_samples(reward, run, limits, first_index=first_index + positions[start],
-                                  progress=progress)
-        start = end + 1
-    return outcomes
 
 
 def _combine(
@@ -178,14 +160,6 @@ def _combine(
         key, first = failed[0]
         return Outcome(None, extra, f"[{key}] {first.error}", first.status)
     return Outcome(total, extra, None, "ok")
-
-
-def _raise_first_failure(loaded: LoadedComposite, outcomes: Sequence[Outcome], first_index: int) -> None:
-    from .errors import RewardError
-
-    for i, outcome in enumerate(outcomes):
-        if outcome.status != "ok":
-            raise RewardError(loaded.display_name, first_index + i, outcome.error or outcome.status)
 
 
 def _component_ref(plugin: str | None, path: str | None, name: str, kwargs: Mapping[str, Any]) -> RewardRef:

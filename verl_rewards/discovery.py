@@ -31,12 +31,17 @@ class PluginRecord(NamedTuple):
     @property
     def display_name(self) -> str:
         """``gsm8k (verl-rewards-math 0.1.0)``: the name used in every message."""
-        return f"{self.name} ({self.dist} {self.version})"
+        return display_name(self.name, self.dist, self.version)
 
     @property
     def qualified_name(self) -> str:
         """``verl-rewards-math:gsm8k``: unambiguous even when names collide."""
         return f"{self.dist}:{self.name}"
+
+
+def display_name(name: str, dist: str | None, version: str | None) -> str:
+    """The one way a plugin is named in messages, logs and tables."""
+    return f"{name} ({dist} {version})"
 
 
 def find_plugins() -> list[PluginRecord]:

@@ -12,7 +12,7 @@ import ast
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -92,7 +92,7 @@ class RewardRef:
     def display_name(self) -> str:
         """One name for messages: ``gsm8k (verl-rewards-math 0.1.0)``."""
         if self.kind == "plugin":
-            return f"{self.name} ({self.dist} {self.version})"
+            return discovery.display_name(self.name, self.dist, self.version)
         return f"{self.name} (file {self.path}, sha256 {self.short_hash})"
 
     @property
@@ -111,12 +111,10 @@ class RewardRef:
     def cache_key(self) -> str:
         """Identifies this reward plus its kwargs within a process."""
         ident = (self.kind, self.target, self.dist, self.version, self.source_hash)
-        return json.dumps([ident, _canonical(self.kwargs)], sort_keys=True, default=repr)
+        return json.dumps([ident, self.kwargs], sort_keys=True, default=repr)
 
     def with_kwargs(self, kwargs: Mapping[str, Any]) -> RewardRef:
         """The same reward with other kwargs."""
-        from dataclasses import replace
-
         return replace(self, kwargs=dict(kwargs))
 
     def load(self) -> Callable[..., Any]:
@@ -169,10 +167,3 @@ def _top_level_names(tree: ast.Module) -> set[str]:
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
     return names
 
-
-def _canonical(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
-    return value

@@ -37,25 +37,18 @@ class LoadedReward(NamedTuple):
     shape: Shape
     is_async: bool
     is_class: bool
-    by_keyword: bool  # parameters carry verl's names: call by keyword
+    by_keyword: bool  # pass the fields by keyword (their names are not the leading parameters)
     pass_extra_info: bool
     call_kwargs: Mapping[str, Any]  # bound on every call (empty for a class)
     meta: RewardMeta
     display_name: str
-    invoke: Callable[[Any, Any, Any, Any], Any]  # the four fields -> the reward's return value
-
-    def invoke_batch(
-        self, data_sources: list[Any], solution_strs: list[Any], ground_truths: list[Any],
-        extra_infos: list[Any],
-    ) -> Any:
-        """Call a batch-shaped reward on lists of fields (may return a coroutine)."""
-        return self.invoke(data_sources, solution_strs, ground_truths, extra_infos)
+    # The four fields (lists of them for a batch reward) -> the reward's return value.
+    invoke: Callable[[Any, Any, Any, Any], Any]
 
     @property
     def sample_fn(self) -> RewardFn:
         """A plain verl-signature callable over this reward, whatever its shape."""
         return _sample_adapter(self)
-
 
 
 _cache: dict[str, LoadedReward] = {}
@@ -113,13 +106,14 @@ def classify(ref: RewardRef, target: object) -> LoadedReward:
     signature = _signature(ref, call)
     shape = meta.shape or _shape_of(signature)
     names = SAMPLE_PARAMS if shape == "sample" else BATCH_PARAMS
-    by_keyword, pass_extra = _call_plan(ref, signature, names, call_kwargs)
-    positional = by_keyword and _leading_params(signature, names if pass_extra else names[:3])
+    named, pass_extra = _call_plan(ref, signature, names, call_kwargs)
+    # verl's names as the leading parameters: positional passing is the same call, faster.
+    by_keyword = named and not _leading_params(signature, names if pass_extra else names[:3])
     return LoadedReward(
         ref=ref, target=target, call=call, shape=shape, is_async=_is_async(call),
         is_class=is_class, by_keyword=by_keyword, pass_extra_info=pass_extra,
         call_kwargs=dict(call_kwargs), meta=meta, display_name=ref.display_name,
-        invoke=_invoker(call, names, by_keyword and not positional, pass_extra, dict(call_kwargs)),
+        invoke=_invoker(call, names, by_keyword, pass_extra, dict(call_kwargs)),
     )
 
 
@@ -265,7 +259,7 @@ def _sample_adapter(loaded: LoadedReward) -> RewardFn:
     ) -> Any:
         target = _with_call_kwargs(loaded, kwargs) if kwargs else loaded
         if target.shape == "batch":
-            value = target.invoke_batch([data_source], [solution_str], [ground_truth], [extra_info])
+            value = target.invoke([data_source], [solution_str], [ground_truth], [extra_info])
         else:
             value = target.invoke(data_source, solution_str, ground_truth, extra_info)
         if inspect.isawaitable(value):

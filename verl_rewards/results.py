@@ -87,14 +87,11 @@ def assemble(
         if o.extra:
             keys.update(dict.fromkeys(o.extra))
     extra = {k: [o.extra.get(k) if o.extra else None for o in outcomes] for k in keys}
-    statuses = [o.status for o in outcomes]
-    counts = {"n": float(len(outcomes)), "n_ok": float(statuses.count("ok")),
-              "n_failed": float(statuses.count("failed")), "n_timed_out": float(statuses.count("timeout"))}
     return BatchResult(
         scores=scores,
         errors=[o.error for o in outcomes],
-        statuses=statuses,
+        statuses=[o.status for o in outcomes],
         extra_info=extra,
         provenance=provenance,
-        metrics={**counts, **(metrics or {})},
+        metrics=dict(metrics or {}),
     )

@@ -30,6 +30,21 @@ def as_samples(rows: Iterable[SampleLike]) -> list[Sample]:
     return [_as_sample(i, row) for i, row in enumerate(rows)]
 
 
+def contiguous_runs(indices: Iterable[int]) -> list[list[int]]:
+    """Split ascending sample indices into runs of consecutive ones.
+
+    A run can be scored as one call whose first index locates every sample,
+    so errors name each sample's true position in the batch.
+    """
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
 def _as_sample(index: int, row: SampleLike) -> Sample:
     if type(row) is dict:  # fast path for the common case: a well-formed plain dict
         try:

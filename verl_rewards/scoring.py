@@ -9,7 +9,6 @@ to stop at the first failure (``on_error='raise'``).
 from __future__ import annotations
 
 import asyncio
-import inspect
 import math
 import numbers
 from collections.abc import Mapping, Sequence
@@ -57,15 +56,22 @@ def score_samples(
     span = 1 if loaded.shape == "sample" and not loaded.is_async else len(samples)
     progress.begin(first_index, _allowed_s(loaded, len(samples), limits), span)
     if loaded.shape == "batch":
-        outcomes = _score_batch(loaded, samples, limits, first_index)
+        outcomes = _score_batch(loaded, samples, limits, first_index, progress)
     elif loaded.is_async:
         outcomes = aio.run(_score_async(loaded, samples, limits, first_index))
     else:
         outcomes = _score_sync(loaded, samples, limits, stop_on_error, first_index, progress)
     progress.index = None
     if stop_on_error:
-        _raise_first_failure(loaded, outcomes, first_index)
+        raise_first_failure(loaded.display_name, outcomes, first_index)
     return outcomes
+
+
+def raise_first_failure(reward: str, outcomes: Sequence[Outcome | None], first_index: int = 0) -> None:
+    """Raise :class:`RewardError` for the first failed outcome (``on_error='raise'``)."""
+    for i, outcome in enumerate(outcomes):
+        if outcome is not None and outcome.status != "ok":
+            raise RewardError(reward, first_index + i, outcome.error or outcome.status)
 
 
 def validate(value: Any, plugin: str, index: int) -> tuple[float, Mapping[str, Any] | None]:
@@ -181,13 +187,14 @@ async def _score_async(
 
 
 def _score_batch(
-    loaded: LoadedReward, samples: Sequence[Sample], limits: Limits, first_index: int
+    loaded: LoadedReward, samples: Sequence[Sample], limits: Limits, first_index: int,
+    progress: Progress,
 ) -> list[Outcome]:
     if not samples:
         return []
     columns = [list(c) for c in zip(*samples)]
     try:
-        values = _call_batch(loaded, columns, limits, len(samples))
+        values = _call_batch(loaded, columns, progress)
     except SampleTimeout:
         return [timeout_outcome(f"batch call exceeded timeout_s x {len(samples)} samples")] * len(samples)
     except Exception as e:
@@ -206,34 +213,24 @@ def _score_batch(
     return outcomes
 
 
-def _call_batch(loaded: LoadedReward, columns: list[list[Any]], limits: Limits, n: int) -> Any:
+def _call_batch(loaded: LoadedReward, columns: list[list[Any]], progress: Progress) -> Any:
+    """One call over the whole chunk, within the allowance ``score_samples`` set."""
+    allowed = progress.allowed_s
     if loaded.is_async:
-        timeout = None if limits.timeout_s is None else limits.timeout_s * n
 
         async def run() -> Any:
             try:
-                return await asyncio.wait_for(loaded.invoke_batch(*columns), timeout)
+                return await asyncio.wait_for(loaded.invoke(*columns), allowed)
             except asyncio.TimeoutError:
                 raise SampleTimeout() from None
 
         return aio.run(run())
-    if limits.timeout_s is None:
-        return loaded.invoke_batch(*columns)
-    progress = Progress()
-    with Watchdog(progress, limits.timeout_s * n) as watchdog:
-        progress.begin(0)
-        value = loaded.invoke_batch(*columns)
-        progress.index = None
+    if allowed is None:
+        return loaded.invoke(*columns)
+    with Watchdog(progress, allowed) as watchdog:
+        value = loaded.invoke(*columns)
         watchdog.disarm()
-    if inspect.isawaitable(value):  # pragma: no cover - classified as async above
-        raise TypeError("batch reward returned an awaitable but was not classified async")
     return value
-
-
-def _raise_first_failure(loaded: LoadedReward, outcomes: Sequence[Outcome], first_index: int) -> None:
-    for i, outcome in enumerate(outcomes):
-        if outcome.status != "ok":
-            raise RewardError(loaded.display_name, first_index + i, outcome.error or outcome.status)
 
 
 def _describe(exc: BaseException) -> str:
