@@ -28,8 +28,7 @@ class Scorer:
         self.ref = ref  # a RewardRef, or a CompositeRef for reward.rewards
         self.config = config
         self.provenance = Provenance.of(ref)
-        self._executor: Executor = make_executor(ref, config)
-        self._started = False
+        self._executor: Executor | None = None  # made in start(): building a Scorer imports no Ray
         self._closed = False
         self._lock = threading.Lock()
         self._background: ThreadPoolExecutor | None = None
@@ -55,9 +54,10 @@ class Scorer:
         with self._lock:
             if self._closed:
                 raise ExecutorError(f"the scorer for {self.ref.display_name} is closed")
-            if not self._started:
-                self._executor.start()
-                self._started = True
+            if self._executor is None:
+                executor = make_executor(self.ref, self.config)
+                executor.start()
+                self._executor = executor
         return self
 
     def score(self, samples: Iterable[SampleLike]) -> BatchResult:
@@ -67,9 +67,10 @@ class Scorer:
         :class:`~verl_rewards.errors.RewardError`.
         """
         batch = as_samples(samples)
-        self.start()
+        executor = self.start()._executor
+        assert executor is not None
         began = time.perf_counter()
-        outcomes, metrics = self._executor.run(batch, self.config.on_error == "raise")
+        outcomes, metrics = executor.run(batch, self.config.on_error == "raise")
         latency = time.perf_counter() - began
         metrics = {"latency_s": latency, **metrics}
         return assemble(outcomes, self.provenance, self.config.error_score, metrics)
@@ -92,5 +93,5 @@ class Scorer:
             background, self._background = self._background, None
         if background is not None:
             background.shutdown(wait=True)
-        if self._started:
+        if self._executor is not None:
             self._executor.close()

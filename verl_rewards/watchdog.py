@@ -1,6 +1,6 @@
 """Interrupt a Python-level reward call that overruns its time limit.
 
-One watchdog thread per scoring run (not per sample) reads the scoring
+One watchdog thread per process (not per run or sample) reads each scoring
 loop's :class:`Progress` (which sample, since when) and, when a call
 overruns, raises :class:`SampleTimeout` in the scoring thread with
 ``PyThreadState_SetAsyncExc``. That works from any thread (``signal.alarm``
@@ -17,6 +17,7 @@ scoring loop must call :meth:`disarm` inside the region that catches
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 import time
 from types import TracebackType
@@ -60,25 +61,26 @@ class Progress:
 
 
 class Watchdog:
-    """Times the calls :class:`Progress` reports, for the thread that entered it."""
+    """Times the calls :class:`Progress` reports, for the thread that entered it.
+
+    Entering registers with the process's one watchdog thread (started on first
+    use), so a scoring call costs a set insert and removal, not a thread.
+    """
 
     def __init__(self, progress: Progress, limit_s: float, poll_s: float = 0.02) -> None:
         self._progress = progress
         self._limit_s = limit_s
-        self._poll_s = min(poll_s, limit_s / 4)
+        self.poll_s = min(poll_s, limit_s / 4)
         self._lock = threading.Lock()
         self._fired: int | None = None
         self._fired_started = -1.0  # fire at most once per call, even after take_fired
         self._armed = False
         self._thread_id = 0
-        self._closing = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def __enter__(self) -> Watchdog:
         self._thread_id = threading.get_ident()
         self._armed = True
-        self._thread = threading.Thread(target=self._watch, name="verl-rewards-watchdog", daemon=True)
-        self._thread.start()
+        _service.watch(self)
         return self
 
     def __exit__(
@@ -86,9 +88,7 @@ class Watchdog:
         tb: TracebackType | None,
     ) -> None:
         self.disarm()
-        self._closing.set()
-        if self._thread is not None:
-            self._thread.join()
+        _service.forget(self)
 
     def disarm(self) -> None:
         """Stop timing; cancel a timeout raised but not yet delivered."""
@@ -104,14 +104,49 @@ class Watchdog:
             fired, self._fired = self._fired, None
             return fired
 
-    def _watch(self) -> None:
+    def check(self, now: float) -> None:
+        """Raise :class:`SampleTimeout` in the scoring thread if its call overran."""
         progress = self._progress
-        while not self._closing.wait(self._poll_s):
-            index, started = progress.index, progress.started
-            if index is None or time.monotonic() - started <= self._limit_s:
-                continue
-            with self._lock:
-                fresh = started != self._fired_started
-                if self._armed and self._fired is None and fresh and progress.index == index:
-                    self._fired, self._fired_started = index, started
-                    _set_async_exc(self._thread_id, SampleTimeout)
+        index, started = progress.index, progress.started
+        if index is None or now - started <= self._limit_s:
+            return
+        with self._lock:
+            fresh = started != self._fired_started
+            if self._armed and self._fired is None and fresh and progress.index == index:
+                self._fired, self._fired_started = index, started
+                _set_async_exc(self._thread_id, SampleTimeout)
+
+
+class _Service:
+    """The one thread per process that polls every armed :class:`Watchdog`."""
+
+    def __init__(self) -> None:
+        self._wake = threading.Condition()
+        self._watched: set[Watchdog] = set()
+        self._pid = 0
+
+    def watch(self, watchdog: Watchdog) -> None:
+        with self._wake:
+            self._watched.add(watchdog)
+            if self._pid != os.getpid():  # first use, or a forked child: start our thread
+                self._pid = os.getpid()
+                threading.Thread(target=self._run, name="verl-rewards-watchdog", daemon=True).start()
+            self._wake.notify()
+
+    def forget(self, watchdog: Watchdog) -> None:
+        with self._wake:
+            self._watched.discard(watchdog)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._watched:
+                    self._wake.wait()
+                watched = list(self._watched)
+            now = time.monotonic()
+            for watchdog in watched:
+                watchdog.check(now)
+            time.sleep(min(w.poll_s for w in watched))
+
+
+_service = _Service()

@@ -167,3 +167,16 @@ def test_an_async_chunk_gets_timeout_s_per_round_of_max_concurrency(ray_session)
         result = scorer.score(_rows(*["1"] * 6))
     assert result.statuses == ["ok"] * 6
     assert result.metrics["worker_restarts"] == 0
+
+
+def test_after_on_error_raise_the_next_batch_is_not_stuck_behind_the_abandoned_chunk(ray_session):
+    # The failing chunk returns at once while the other worker is still busy
+    # with 2 s of CPU; the next batch must not be queued behind (or beside) it.
+    with Scorer.from_config(_cfg("faulty", on_error="raise", chunk_size=1, timeout_s=30)) as scorer:
+        with pytest.raises(RewardError):
+            scorer.score(_rows("loop", "raise"))
+        began = time.monotonic()
+        result = scorer.score(_rows("1", "1"))
+        elapsed = time.monotonic() - began
+    assert result.statuses == ["ok", "ok"]
+    assert elapsed < 15  # not stuck behind the abandoned 30 s loop

@@ -26,10 +26,10 @@ from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from ..compose import CompositeRef, RewardSpec
 from ..config import RewardConfig
-from ..errors import ExecutorError, PluginLoadError, PluginNotInstalledError, RewardError, VerlRewardsError
+from ..errors import ExecutorError, PluginLoadError, PluginNotInstalledError, VerlRewardsError
 from ..reference import RewardRef
-from ..samples import Sample
-from ..scoring import Limits, Outcome, failure, timeout_outcome
+from ..samples import Sample, contiguous_runs
+from ..scoring import Limits, Outcome, failure, raise_first_failure, timeout_outcome
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +191,7 @@ class RayExecutor:
                 self._collect(object_ref, job, state)
                 idle.append(job.slot)
                 if stop_on_error:
-                    self._raise_first_failure(state, job.chunk)
+                    self._stop_at_first_failure(job.chunk, in_flight, state)
             idle.extend(self._check_overdue(in_flight, state))
         metrics = {"worker_restarts": float(state.restarts), "chunks": float(state.dispatched),
                    "workers": float(len(self._slots))}
@@ -286,7 +286,7 @@ class RayExecutor:
             return
         culprit = indices[0] if isinstance(stuck, str) else stuck
         state.outcomes[culprit] = timeout_outcome(message)
-        state.queue.extend(_Chunk(run) for run in _runs(i for i in indices if i != culprit))
+        state.queue.extend(_Chunk(run) for run in contiguous_runs(i for i in indices if i != culprit))
 
     def _replace(self, slot: _Slot, state: _RunState) -> None:
         _kill(slot.actor)
@@ -298,26 +298,21 @@ class RayExecutor:
         timeout = self._config.timeout_s
         return 1.0 if timeout is None else max(0.05, min(1.0, timeout / 4))
 
-    def _raise_first_failure(self, state: _RunState, chunk: _Chunk) -> None:
-        for i in chunk.indices:
-            outcome = state.outcomes[i]
-            if outcome is not None and outcome.status != "ok":
-                raise RewardError(self._name, i, outcome.error or outcome.status)
+    def _stop_at_first_failure(
+        self, chunk: _Chunk, in_flight: dict[Any, _InFlight], state: _RunState
+    ) -> None:
+        outcomes = [state.outcomes[i] for i in chunk.indices]
+        if all(o is None or o.status == "ok" for o in outcomes):
+            return
+        # Actors still working on abandoned chunks are replaced, so the next batch
+        # never shares an actor (and its progress record) with a stale chunk.
+        for job in in_flight.values():
+            self._replace(job.slot, state)
+        raise_first_failure(self._name, outcomes, chunk.indices[0])
 
 
 def _refs(spec: RewardSpec) -> tuple[RewardRef, ...]:
     return spec.refs if isinstance(spec, CompositeRef) else (spec,)
-
-
-def _runs(indices: Any) -> list[list[int]]:
-    """Split ascending indices into contiguous runs."""
-    runs: list[list[int]] = []
-    for i in indices:
-        if runs and runs[-1][-1] == i - 1:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
-    return runs
 
 
 def _kill(actor: Any) -> None:
