@@ -162,34 +162,68 @@ def _route(value: Any, components: Mapping[str, ComponentConfig] | None) -> dict
 
 
 def _merged_section(source: ConfigSource, overrides: Sequence[str]) -> dict[str, Any]:
+    """The source and the overrides, each a plain dict resolved once within itself, merged."""
+    section = _source_dict(source)
+    if overrides:
+        changes = _overrides_dict(overrides)
+        section = _deep_merge(_without_other_choices(section, changes), changes)
+    return section
+
+
+def _source_dict(source: ConfigSource) -> dict[str, Any]:
+    if isinstance(source, RewardConfig):
+        return _as_plain(source)
+    if source is None:
+        return {}
+    if isinstance(source, (str, os.PathLike)):
+        return _resolved(_load_yaml(Path(source)), f"config file {source}")
+    if _is_omegaconf(source):
+        return _resolved(source, "the reward config")
+    return dict(source)  # plain values are taken as they are: no ${...} interpolation
+
+
+def _overrides_dict(overrides: Sequence[str]) -> dict[str, Any]:
     from omegaconf import OmegaConf  # omegaconf is only needed at this boundary
 
-    if isinstance(source, RewardConfig):
-        base: Any = OmegaConf.create(_as_plain(source))
-    elif source is None:
-        base = OmegaConf.create({})
-    elif isinstance(source, (str, os.PathLike)):
-        base = _load_yaml(Path(source))
-    else:
-        base = OmegaConf.create(_plain(source))
-    if overrides:
-        dotlist = [_strip_prefix(o) for o in overrides]
-        try:
-            changes = OmegaConf.from_dotlist(dotlist)
-        except Exception as e:  # omegaconf's grammar errors name the bad token
-            raise ConfigError(f"cannot parse override(s) {list(overrides)}: {e}") from e
-        base = _without_other_choices(base, [k for k in SELECTORS if k in changes])
-        try:
-            base = OmegaConf.merge(base, changes)
-        except Exception as e:
-            raise ConfigError(f"cannot apply override(s) {list(overrides)}: {e}") from e
+    dotlist = [_strip_prefix(o) for o in overrides]
     try:
-        container = OmegaConf.to_container(base, resolve=True)
+        node = OmegaConf.from_dotlist(dotlist)
+    except Exception as e:  # omegaconf's grammar errors name the bad token
+        raise ConfigError(f"cannot parse override(s) {list(overrides)}: {e}") from e
+    return _resolved(node, f"override(s) {list(overrides)}")
+
+
+def _resolved(node: Any, what: str) -> dict[str, Any]:
+    from omegaconf import OmegaConf
+
+    try:
+        container = OmegaConf.to_container(node, resolve=True)
     except Exception as e:  # a broken ${interpolation}
-        raise ConfigError(f"cannot resolve the reward config: {type(e).__name__}: {e}") from e
+        raise ConfigError(f"cannot resolve {what}: {type(e).__name__}: {e}") from e
     if not isinstance(container, dict):
-        raise ConfigError("the reward section must be a mapping")
+        raise ConfigError(f"{what} must be a mapping")
     return {str(k): v for k, v in container.items()}
+
+
+def _without_other_choices(section: dict[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Drop the source's selectors other than those the overrides set (routes go with rewards)."""
+    chosen = [k for k in SELECTORS if k in changes]
+    if not chosen:
+        return section
+    dropped = {k for k in SELECTORS if k not in chosen}
+    if "rewards" in dropped:
+        dropped.add("route")
+    return {k: v for k, v in section.items() if k not in dropped}
+
+
+def _deep_merge(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in changes.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def _as_plain(cfg: RewardConfig) -> dict[str, Any]:
@@ -218,26 +252,6 @@ def _load_yaml(path: Path) -> Any:
     # A whole trainer config holds the section under `reward:`.
     section = loaded.get("reward")
     return section if isinstance(section, DictConfig) else loaded
-
-
-def _plain(source: Mapping[str, Any]) -> Any:
-    from omegaconf import DictConfig, OmegaConf
-
-    if isinstance(source, DictConfig):
-        return OmegaConf.to_container(source, resolve=True)
-    return dict(source)
-
-
-def _without_other_choices(base: Any, chosen: Sequence[str]) -> Any:
-    """Drop the source's selectors other than those an override sets (routes go with rewards)."""
-    from omegaconf import OmegaConf
-
-    if not chosen:
-        return base
-    dropped = {k for k in SELECTORS if k not in chosen}
-    if "rewards" in dropped:
-        dropped.add("route")
-    return OmegaConf.masked_copy(base, [k for k in base if k not in dropped])
 
 
 def _is_omegaconf(source: object) -> bool:

@@ -90,7 +90,7 @@ def test_malformed_yaml_file_is_a_config_error_naming_the_file(tmp_path):
 def test_broken_interpolation_is_a_config_error(tmp_path):
     path = tmp_path / "reward.yaml"
     path.write_text("plugin: ${nowhere.to.be.found}\n")
-    with pytest.raises(ConfigError, match="cannot resolve the reward config"):
+    with pytest.raises(ConfigError, match=r"cannot resolve config file .*reward.yaml"):
         load_config(path)
 
 
@@ -111,3 +111,9 @@ def test_an_override_inside_rewards_keeps_the_composite():
     cfg = load_config({"rewards": {"a": {"plugin": "x"}, "b": {"plugin": "y"}}, "route": {"d": "a"}},
                       ["reward.rewards.b.weight=0.5"])
     assert [c.weight for c in cfg.components] == [1.0, 0.5] and cfg.route == {"d": ("a",)}
+
+
+def test_plain_values_stay_literal_when_overrides_are_given():
+    cfg = load_config({"plugin": "judge", "kwargs": {"template": "Q: ${question}"}},
+                      ["reward.kwargs.n=3"])
+    assert cfg.kwargs == {"template": "Q: ${question}", "n": 3}
