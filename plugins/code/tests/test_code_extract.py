@@ -28,3 +28,8 @@ def test_extract_code_takes_the_last_python_block(response: str, expected: str) 
 
 def test_code_blocks_lists_blocks_in_order_with_lowercase_languages() -> None:
     assert code_blocks("```PY\na\n```\n```\nb\n```") == [CodeBlock("py", "a\n"), CodeBlock("", "b\n")]
+
+
+def test_a_cut_off_block_after_closed_ones_is_the_last_block() -> None:
+    assert code_blocks("```py\na\n```\ntext\n```python\nb") == [CodeBlock("py", "a\n"), CodeBlock("python", "b")]
+    assert code_blocks("no fence") == []

@@ -41,6 +41,24 @@ def test_malformed_ground_truth_is_an_error(truth: object, message: str) -> None
         parse_tests(truth)  # type: ignore[arg-type]
 
 
+def test_a_call_based_problem_is_an_error_not_a_zero() -> None:
+    truth = {"fn_name": "add", "inputs": [[1, 2]], "outputs": [[3]]}
+    with pytest.raises(ValueError, match=r"fn_name='add'.*not supported"):
+        parse_tests(truth)
+    with pytest.raises(ValueError, match="fn_name"):
+        parse_tests(json.dumps(truth))
+
+
+def test_an_empty_fn_name_is_a_stdio_problem() -> None:
+    assert parse_tests({"fn_name": None, "inputs": ["1\n"], "outputs": ["1\n"]}) == [ProgramTest("1\n", "1\n")]
+
+
+def test_the_cpu_limit_is_derived_in_one_place() -> None:
+    assert Limits(timeout_s=0.5).cpu_s == 1
+    assert Limits(timeout_s=2.5).cpu_s == 3
+    assert ("RLIMIT_CPU", 3, 4) in Limits(timeout_s=2.5).rlimits()
+
+
 def test_an_assertion_test_appends_its_assertion_to_the_program() -> None:
     assert ProgramTest("", None, "assert f() == 1").program("def f():\n    return 1") == (
         "def f():\n    return 1\n\nassert f() == 1\n"
@@ -56,6 +74,13 @@ def test_an_assertion_test_appends_its_assertion_to_the_program() -> None:
         ("1 2 3\n", "1  2\n3"),
         ("0.3333333\n", "0.33333333"),
         ("YES", "YES\n"),
+        ("1000.0000001", "1000"),
+        ("1e3", "1000"),
+        ("3.0", "3"),
+        ("007", "7"),
+        ("+7", "7"),
+        ("-0", "0"),
+        ("0" + "9" * 5000, "9" * 5000),
     ],
 )
 def test_outputs_that_judges_accept(actual: str, expected: str) -> None:
@@ -72,6 +97,16 @@ def test_outputs_that_judges_accept(actual: str, expected: str) -> None:
         ("nan", "1.0"),
         ("inf", "1e308"),
         ("", "0"),
+        # integers compare exactly: no relative tolerance for large ones
+        ("1000001", "1000000"),
+        ("-1000001", "-1000000"),
+        ("9" * 5000, "9" * 4999 + "8"),
+        ("-5", "5"),
+        # spellings float() accepts but a judge does not
+        ("1_0", "10"),
+        ("1_000.5", "1000.5"),
+        ("Infinity", "inf"),
+        ("1e999", "2e999"),
     ],
 )
 def test_outputs_that_judges_reject(actual: str, expected: str) -> None:

@@ -190,7 +190,10 @@ def test_network_is_unreachable(namespaces: Isolation) -> None:
     assert "OSError" in result.stderr or "ConnectionRefusedError" in result.stderr
 
 
-def test_a_program_cannot_kill_its_caller() -> None:
+def test_a_program_cannot_kill_its_caller(chosen: Isolation) -> None:
+    if not (chosen.pid_namespace or chosen.fresh_uid):
+        # The program would run as this process's own uid, and the kill would end pytest.
+        pytest.skip(f"the sandbox does not separate the program from its caller: {chosen.describe()}")
     result = run(f"import os, signal\nos.kill({os.getpid()}, signal.SIGKILL)\nprint('sent')")
     assert not result.ok and "sent" not in result.stdout
 
@@ -240,6 +243,23 @@ def test_falling_back_logs_a_warning_naming_what_is_lost(
     [record] = caplog.records
     assert "falls back" in record.getMessage() and "no `unshare`" in record.getMessage()
     assert "NOT isolated: network" in record.getMessage()
+
+
+@pytest.mark.parametrize(
+    ("isolation", "separated"),
+    [
+        (Isolation("rlimits"), False),
+        (Isolation("rlimits", fresh_uid=False, nproc_enforced=False), False),
+        (Isolation("rlimits", fresh_uid=True), True),
+        (Isolation("namespaces", ("unshare", "--user", "--mount", "--pid"), drop_caps=True, mount=True), True),
+    ],
+)
+def test_describe_says_when_the_program_runs_as_the_caller(isolation: Isolation, separated: bool) -> None:
+    text = isolation.describe()
+    who = "root" if os.geteuid() == 0 else "the caller's uid"
+    assert (f"user (the program runs as {who}" in text) is not separated, text
+    if not separated:
+        assert "NOT isolated:" in text
 
 
 def test_requiring_namespaces_where_there_are_none_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:

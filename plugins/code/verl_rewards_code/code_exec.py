@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,7 +10,7 @@ from verl_rewards.metadata import Example, reward
 
 from .extract import extract_code
 from .outcome import Status, status_of
-from .sandbox import Limits, Mode, isolation_for, run_program
+from .sandbox import Limits, Mode, Sandbox
 from .spec import ProgramTest, parse_tests
 
 _ADD = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
@@ -74,7 +73,8 @@ def compute_score(
     )
     tests = parse_tests(ground_truth)
     code = extract_code(solution_str)
-    statuses = run_tests(code, tests, limits, isolation, python, stop_on_first_failure)
+    sandbox = Sandbox.resolve(isolation, python)
+    statuses = run_tests(code, tests, limits, sandbox, stop_on_first_failure)
     passed = statuses.count("pass")
     score = passed / len(tests)
     if all_or_nothing:
@@ -84,7 +84,7 @@ def compute_score(
         "tests_passed": passed,
         "tests_total": len(tests),
         "test_statuses": ",".join(statuses),
-        "isolation": isolation_for(isolation, python or sys.executable).level,
+        "isolation": sandbox.isolation.level,
     }
 
 
@@ -92,16 +92,15 @@ def run_tests(
     code: str,
     tests: list[ProgramTest],
     limits: Limits,
-    isolation: Mode = "auto",
-    python: str | None = None,
+    sandbox: Sandbox,
     stop_on_first_failure: bool = False,
 ) -> list[Status]:
-    """The status of each test, in order, running ``code`` once per test."""
+    """The status of each test, in order, running ``code`` once per test in ``sandbox``."""
     statuses: list[Status] = []
     for test in tests:
         if stop_on_first_failure and statuses and statuses[-1] != "pass":
             statuses.append("skipped")
             continue
-        result = run_program(test.program(code), test.stdin, limits, isolation=isolation, python=python)
+        result = sandbox.run(test.program(code), test.stdin, limits)
         statuses.append(status_of(result, test, limits))
     return statuses

@@ -19,11 +19,9 @@ class CodeBlock(NamedTuple):
 
 def code_blocks(response: str) -> list[CodeBlock]:
     """Every fenced block in order; a final unclosed fence (a cut-off response) counts too."""
-    blocks = [CodeBlock(m.group(1).lower(), m.group(2)) for m in _CLOSED.finditer(response)]
-    tail_start = 0
-    for m in _CLOSED.finditer(response):
-        tail_start = m.end()
-    tail = _OPEN.search(response, tail_start)
+    closed = list(_CLOSED.finditer(response))
+    blocks = [CodeBlock(m.group(1).lower(), m.group(2)) for m in closed]
+    tail = _OPEN.search(response, closed[-1].end() if closed else 0)
     if tail is not None:
         blocks.append(CodeBlock(tail.group(1).lower(), tail.group(2)))
     return blocks

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import signal
 from typing import Literal
 
@@ -33,8 +32,7 @@ def _out_of_cpu(result: RunResult, limits: Limits) -> bool:
     if result.signal == signal.SIGXCPU:
         return True
     # A program that ignores SIGXCPU meets SIGKILL at the hard limit.
-    cpu = result.cpu_time_s or 0.0
-    return result.signal == signal.SIGKILL and cpu >= math.ceil(limits.timeout_s)
+    return result.signal == signal.SIGKILL and (result.cpu_time_s or 0.0) >= limits.cpu_s
 
 
 def _failure_kind(result: RunResult, test: ProgramTest) -> Status:

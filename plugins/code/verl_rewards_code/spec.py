@@ -28,9 +28,16 @@ class ProgramTest(NamedTuple):
 def parse_tests(ground_truth: str | bytes | Mapping[str, Any]) -> list[ProgramTest]:
     """Tests from ``{"inputs": [...], "outputs": [...], "asserts": [...]}`` (JSON text or a dict).
 
-    Raises ``ValueError`` when the ground truth is malformed or holds no test.
+    Raises ``ValueError`` when the ground truth is malformed, holds no test, or
+    describes an APPS/TACO call-based problem (``fn_name``: inputs are the
+    arguments of a function, not stdin), which is not supported.
     """
     spec = _load(ground_truth)
+    if spec.get("fn_name"):
+        raise ValueError(
+            f"ground truth names a function (fn_name={spec['fn_name']!r}): call-based APPS/TACO "
+            "problems are not supported, only stdin/stdout pairs ('inputs'/'outputs') and 'asserts'"
+        )
     inputs = _list_of_text(spec, "inputs")
     outputs = _list_of_text(spec, "outputs")
     if len(inputs) != len(outputs):

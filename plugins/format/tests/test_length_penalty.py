@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
+from verl_rewards_format import length
 from verl_rewards_format.length import response_length
 from verl_rewards_format.length_penalty import compute_score, length_penalty
 
@@ -62,3 +65,17 @@ def test_integral_float_token_count_is_accepted() -> None:
 def test_unknown_unit_is_an_error() -> None:
     with pytest.raises(ValueError, match="unit must be"):
         response_length("abc", None, "words")  # type: ignore[arg-type]
+
+
+def test_auto_falling_back_to_characters_warns_once_per_process(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(length, "_warned", False, raising=False)
+    with caplog.at_level(logging.WARNING, logger="verl_rewards_format.length"):
+        assert response_length("abc", {"num_tokens": 2}) == (2, "tokens")
+        assert response_length("abc", None, "chars") == (3, "chars")
+        assert caplog.records == []
+        for extra_info in (None, {}, {"other": 1}):
+            assert response_length("abc", extra_info) == (3, "chars")
+    [record] = caplog.records
+    assert "characters" in record.getMessage() and "response_length" in record.getMessage()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -9,8 +11,13 @@ Unit = Literal["auto", "tokens", "chars"]
 UNITS: tuple[Unit, ...] = ("auto", "tokens", "chars")
 
 # Keys of extra_info holding the response's token count, first match wins.
-# verl's DAPO manager calls it valid_response_length.
+# This project's trainer sets response_length; verl's reward managers pass the
+# dataset's extra_info, which holds none of them unless the data adds one.
 TOKEN_KEYS = ("response_length", "num_tokens", "valid_response_length")
+
+logger = logging.getLogger("verl_rewards_format.length")
+_warned_lock = threading.Lock()
+_warned = False
 
 
 def response_length(
@@ -30,7 +37,22 @@ def response_length(
             return tokens, "tokens"
         if unit == "tokens":
             raise ValueError(f"unit='tokens' needs one of {list(TOKEN_KEYS)} in extra_info")
+        _warn_chars_once()
     return len(solution_str), "chars"
+
+
+def _warn_chars_once() -> None:
+    """Say once per process that ``auto`` measures characters: lengths set in tokens would be off."""
+    global _warned
+    with _warned_lock:
+        if _warned:
+            return
+        _warned = True
+    logger.warning(
+        "unit='auto' found no token count in extra_info (keys %s): measuring responses in "
+        "characters; set unit='chars' to silence this, or unit='tokens' to require token counts",
+        ", ".join(TOKEN_KEYS),
+    )
 
 
 def token_count(extra_info: Mapping[str, Any] | None) -> int | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -26,26 +25,18 @@ def check_tags(
     and the answer must not be blank. ``strict`` also forbids any text before
     the think block, between the blocks and after the answer block.
     """
-    t_open, t_close, a_open, a_close = (
-        f"<{think_tag}>",
-        f"</{think_tag}>",
-        f"<{answer_tag}>",
-        f"</{answer_tag}>",
-    )
-    once = {tag: text.count(tag) == 1 for tag in (t_open, t_close, a_open, a_close)}
-    has_think = once[t_open] and once[t_close] and text.index(t_open) < text.index(t_close)
-    has_answer = (
-        once[a_open]
-        and once[a_close]
-        and text.index(a_open) < text.index(a_close)
-        and text[text.index(a_open) + len(a_open) : text.index(a_close)].strip() != ""
-    )
+    tags = (f"<{think_tag}>", f"</{think_tag}>", f"<{answer_tag}>", f"</{answer_tag}>")
+    # Where each tag starts, -1 unless it occurs exactly once; and where it ends.
+    starts = [text.find(tag) if text.count(tag) == 1 else -1 for tag in tags]
+    ends = [start + len(tag) for start, tag in zip(starts, tags)]
+    t_open, t_close, a_open, a_close = starts
+    has_think = -1 < t_open < t_close
+    has_answer = -1 < a_open < a_close and text[ends[2] : a_close].strip() != ""
     if not (has_think and has_answer):
         return TagCheck(has_think, has_answer, False)
-    t_open_q, t_close_q, a_open_q, a_close_q = (re.escape(t) for t in (t_open, t_close, a_open, a_close))
-    gap = r"\s*" if strict else r".*?"
-    pattern = f"{gap}{t_open_q}.*?{t_close_q}{gap}{a_open_q}.*?{a_close_q}{gap}"
-    return TagCheck(True, True, re.fullmatch(pattern, text, re.DOTALL) is not None)
+    in_order = ends[0] <= t_close and ends[1] <= a_open and ends[2] <= a_close
+    gaps = (text[:t_open], text[ends[1] : a_open], text[ends[3] :])
+    return TagCheck(True, True, in_order and (not strict or all(not gap.strip() for gap in gaps)))
 
 
 @reward(

@@ -108,6 +108,40 @@ def test_a_reference_without_a_number_is_an_error() -> None:
         compute_score("gsm8k", "#### 1", "n/a")
 
 
+@pytest.mark.parametrize("method", ["strict", "flexible"])
+def test_a_reference_without_a_number_is_an_error_even_when_the_response_has_none(method: str) -> None:
+    with pytest.raises(ValueError, match="no number"):
+        compute_score("gsm8k", "I do not know.", "n/a", method=method)
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("#### 1,0800", "1"),
+        ("#### 1,000,0000", "1"),
+        ("#### 1,080,000.5", "1080000.5"),
+        ("#### 1,080, then 5", "1080"),
+    ],
+)
+def test_thousands_groups_must_end_the_integer_part(response: str, expected: str) -> None:
+    assert extract_answer(response, "strict") == Decimal(expected)
+
+
+LONG = "1234567890" * 4
+
+
+@pytest.mark.parametrize("sign", ["-", "\u2212", "$-"])
+def test_long_numbers_keep_every_digit(sign: str) -> None:
+    assert extract_answer(f"#### {sign}{LONG}", "strict") == Decimal("-" + LONG)
+    assert extract_answer(f"so {sign}{LONG}.{LONG}", "flexible") == Decimal(f"-{LONG}.{LONG}")
+
+
+def test_the_prediction_is_spelled_with_every_digit() -> None:
+    result = compute_score("gsm8k", f"#### {LONG}0", f"{LONG}0")
+    assert result == {"score": 1.0, "acc": True, "pred": f"{LONG}0"}
+    assert compute_score("gsm8k", f"#### -{LONG}.500", "0")["pred"] == f"-{LONG}.5"
+
+
 def test_an_unknown_method_is_an_error() -> None:
     with pytest.raises(ValueError, match="'strict' or 'flexible'"):
         compute_score("gsm8k", "#### 1", "1", method="lenient")  # type: ignore[arg-type]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from verl_rewards_math import symbolic
-from verl_rewards_math.math_boxed import compute_score
+from verl_rewards_math.math_boxed import MAX_BOX_CHARS, compute_score
 
 FULL_SOLUTION = "We add them: $2 + 3 = 5$, so the answer is $\\boxed{5}$."
 
@@ -93,6 +93,12 @@ NO_ANSWER = [
     "\\boxed{\\frac{1}{2",
     "\\boxed{}",
     "",
+    # empty once normalised
+    "\\boxed{ }",
+    "\\boxed{\\$}",
+    "\\boxed{\\%}",
+    "\\boxed{\\text{}}",
+    "\\boxed{$\\,$}",
 ]
 
 
@@ -146,3 +152,11 @@ def test_symbolic_false_skips_sympy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_numeric_ground_truth_is_accepted() -> None:
     assert compute_score("m", "\\boxed{12}", 12)["score"] == 1.0
+
+
+def test_a_box_longer_than_the_cap_is_no_answer() -> None:
+    at_cap = "1" * MAX_BOX_CHARS
+    assert compute_score("m", f"\\boxed{{{at_cap}}}", at_cap)["score"] == 1.0
+    over = "1" * (MAX_BOX_CHARS + 1)
+    result = compute_score("m", f"\\boxed{{{over}}}", over, format_score=0.1)
+    assert result == {"score": 0.0, "acc": False, "pred": "", "match": "none"}

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 
 import pytest
 from verl_rewards_math.boxed import last_boxed, strip_boxed
-from verl_rewards_math.equivalence import as_number, split_sequence
+from verl_rewards_math.equivalence import Options, Verdict, as_number, equivalent, split_sequence
 from verl_rewards_math.latex_expr import to_sympy_syntax
 from verl_rewards_math.normalize import normalize
 
@@ -83,6 +84,12 @@ def test_normalize_reaches_a_canonical_spelling(answer: str, expected: str) -> N
         ("-\\frac{1}{2}", Fraction(-1, 2)),
         ("\\frac{1}{0}", None),
         ("x", None),
+        ("1e999", Fraction(10**999)),
+        # too costly or impossible to read exactly: not a number
+        ("1e1000", None),
+        ("1e10000000", None),
+        ("1" * 5000, None),
+        ("\\frac{" + "1" * 5000 + "}{2}", None),
     ],
 )
 def test_as_number_reads_plain_numbers_only(text: str, expected: Fraction | None) -> None:
@@ -134,3 +141,35 @@ def test_to_sympy_syntax_refuses_what_it_cannot_vouch_for(latex: str) -> None:
 def test_to_sympy_syntax_reduces_words_to_single_letter_symbols() -> None:
     # "open" could name a builtin: it must become a product of symbols.
     assert to_sympy_syntax("open") == "o*p*e*n"
+
+
+@pytest.mark.parametrize(
+    ("pred", "gold", "equal"),
+    [
+        ("1e400", "5", False),
+        ("5", "1e400", False),
+        ("1e400", "1.0000000001e400", True),
+        ("1e400", "1.000001e400", False),
+        ("1e-400", "0", False),
+        ("0", "0.0", True),
+        ("\\frac{1}{3}", "0.333333333333", True),
+    ],
+)
+def test_numbers_compare_exactly_within_a_relative_tolerance(pred: str, gold: str, equal: bool) -> None:
+    assert equivalent(pred, gold, Options(symbolic=False, math_verify=False)) == Verdict(equal, "numeric")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["1" * 32000, "1 " * 16000, "x1" * 16000, "1" * 16000 + "\\text{ cm}", "1\\text{a}" * 4000],
+)
+def test_normalize_is_fast_on_long_answers(answer: str) -> None:
+    started = time.monotonic()
+    normalize(answer)
+    assert time.monotonic() - started < 0.5
+
+
+def test_normalize_drops_only_a_text_unit_that_ends_the_answer() -> None:
+    assert normalize("12 \\text{ cm} \\text{ sq}") == "12cm"
+    assert normalize("\\text{ cm} 5") == "cm5"
+    assert normalize("\\text{no digits}") == "nodigits"

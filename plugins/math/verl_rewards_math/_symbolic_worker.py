@@ -1,13 +1,17 @@
 """The symbolic-check worker: a child process that owns SymPy (and math-verify).
 
-Run as ``python -c <this source> <sys.path as JSON>``. It reads one JSON
-request per line on stdin and answers one JSON line on stdout, so the parent
-can kill it at a deadline however long SymPy would have run. It caps its own
-address space and exits when stdin closes or its parent exits.
+Run as ``python -c <this source> <sys.path as JSON> <function names as JSON>``,
+the names being those ``latex_expr.FUNCTIONS`` translates to. It reads one JSON
+request per line on stdin and answers one JSON line, so the parent can kill
+it at a deadline however long SymPy would have run. The answers go to the
+original stdout, kept on a private fd; ``sys.stdout`` and fd 1 are pointed at
+stderr, so nothing a library prints can be taken for an answer. It caps its
+own address space and exits when stdin closes or its parent exits.
 
-Requests: ``{"op": "sympy", "a": ..., "b": ...}`` with strings from
-``latex_expr.to_sympy_syntax``, or ``{"op": "math_verify", "gold": ..., "pred": ...}``.
-Answers: ``{"equal": true|false|null, "error": ...}``.
+Requests: ``{"id": n, "op": "sympy", "a": ..., "b": ...}`` with strings from
+``latex_expr.to_sympy_syntax``, or ``{"id": n, "op": "math_verify", "gold": ...,
+"pred": ...}``. Answers: ``{"id": n, "equal": true|false|null, "error": ...}``,
+after a first line ``{"ready": true}`` once SymPy is imported.
 """
 
 from __future__ import annotations
@@ -19,26 +23,10 @@ import string
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, TextIO
 
 MEMORY_BYTES = 2 * 1024**3
 TOLERANCE = 1e-9
-FUNCTIONS = (
-    "sin",
-    "cos",
-    "tan",
-    "cot",
-    "sec",
-    "csc",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "log",
-    "exp",
-)
 
 
 def _setup() -> dict[str, Any]:
@@ -52,7 +40,8 @@ def _setup() -> dict[str, Any]:
 
     names: dict[str, Any] = {c: sympy.Symbol(c) for c in string.ascii_letters}
     names.update(e=sympy.E, i=sympy.I, pi=sympy.pi, oo=sympy.oo, sqrt=sympy.sqrt)
-    for name in FUNCTIONS:
+    # The SymPy functions the parent's translator emits (latex_expr.FUNCTIONS).
+    for name in json.loads(sys.argv[2]):
         names[name] = getattr(sympy, name)
     # parse_expr evaluates its input: the globals hold only what its
     # transformations emit, and the input was whitelisted by the parent.
@@ -109,14 +98,6 @@ def math_verify_equal(gold: str, pred: str) -> bool:
     return bool(verify(parse(gold), parse(pred)))
 
 
-def _has_math_verify() -> bool:
-    try:
-        import math_verify  # noqa: F401
-    except Exception:  # noqa: BLE001 - a broken install is as good as none
-        return False
-    return True
-
-
 def _exit_with_parent(period_s: float = 1.0) -> None:
     """Exit once the parent is gone, even in the middle of a long computation."""
     parent = os.getppid()
@@ -129,15 +110,25 @@ def _exit_with_parent(period_s: float = 1.0) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+def _reply_channel() -> TextIO:
+    """The original stdout, for answers only; fd 1 and ``sys.stdout`` now go to stderr."""
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return replies
+
+
 def main() -> int:
     """Serve requests until stdin closes or the parent exits."""
+    replies = _reply_channel()
     _exit_with_parent()
     ctx = _setup()
-    print(json.dumps({"ready": True, "math_verify": _has_math_verify()}), flush=True)
+    print(json.dumps({"ready": True}), file=replies, flush=True)
     for line in sys.stdin:
-        answer: dict[str, Any] = {"equal": None}
+        answer: dict[str, Any] = {"id": None, "equal": None}
         try:
             request = json.loads(line)
+            answer["id"] = request.get("id")
             if request["op"] == "sympy":
                 answer["equal"] = sympy_equal(ctx, request["a"], request["b"])
             elif request["op"] == "math_verify":
@@ -146,7 +137,7 @@ def main() -> int:
                 answer["error"] = f"unknown op {request['op']!r}"
         except Exception as e:  # noqa: BLE001 - any failure is "undecided", never a crash
             answer["error"] = f"{type(e).__name__}: {e}"[:300]
-        print(json.dumps(answer), flush=True)
+        print(json.dumps(answer), file=replies, flush=True)
     return 0
 
 

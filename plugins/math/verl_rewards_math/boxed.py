@@ -25,11 +25,16 @@ def last_boxed(text: str) -> str | None:
             return None  # e.g. \boxedsomething: not this command
         bare = _BARE_END.split(rest.lstrip(), maxsplit=1)[0]
         return bare or None
-    return _braced(rest, rest.index("{"))
+    open_at = rest.index("{")
+    close = closing_brace(rest, open_at)
+    return None if close is None else rest[open_at + 1 : close]
 
 
-def _braced(text: str, open_at: int) -> str | None:
-    """The text inside the brace group opening at ``open_at``."""
+def closing_brace(text: str, open_at: int) -> int | None:
+    """The index of the ``}`` closing the ``{`` at ``open_at``, or None when it never closes.
+
+    Nested groups are matched and escaped characters (``\\{``, ``\\}``) skipped.
+    """
     depth = 0
     i = open_at
     while i < len(text):
@@ -42,7 +47,7 @@ def _braced(text: str, open_at: int) -> str | None:
         elif char == "}":
             depth -= 1
             if depth == 0:
-                return text[open_at + 1 : i]
+                return i
         i += 1
     return None
 

@@ -33,11 +33,7 @@ def extract_answer(solution_str: str, method: Method = "strict") -> Decimal | No
 def reference_answer(ground_truth: str | int | float) -> Decimal:
     """The reference number: after ``####`` in a full GSM8K solution, else the last number."""
     text = str(ground_truth)
-    if MARKER in text:
-        value = number_at_start(text[text.rfind(MARKER) + len(MARKER) :])
-    else:
-        numbers = find_numbers(text)
-        value = numbers[-1] if numbers else None
+    value = extract_answer(text, "strict" if MARKER in text else "flexible")
     if value is None:
         raise ValueError(f"ground truth holds no number: {text[:80]!r}")
     return value
@@ -80,7 +76,9 @@ def compute_score(
 ) -> dict[str, Any]:
     """``score`` when the answer is right, ``format_score`` when an answer is
     given but wrong, 0 when none is found. Extra info: ``acc`` and ``pred``."""
+    # The reference first: a reference without a number is an error whatever the response.
+    reference = reference_answer(ground_truth)
     answer = extract_answer(solution_str, method)
-    correct = answer is not None and answer == reference_answer(ground_truth)
+    correct = answer is not None and answer == reference
     value = score if correct else (0.0 if answer is None else format_score)
     return {"score": float(value), "acc": correct, "pred": "" if answer is None else format_number(answer)}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from .boxed import closing_brace
+
 MAX_CHARS = 160
 MAX_DIGITS = 30
 FUNCTIONS = {
@@ -110,19 +112,9 @@ def _groups(s: str, i: int, count: int) -> tuple[list[str], int] | None:
     """``count`` brace groups starting at ``i``: their contents and the index after them."""
     groups = []
     for _ in range(count):
-        if not s.startswith("{", i):
+        close = closing_brace(s, i) if s.startswith("{", i) else None
+        if close is None:
             return None
-        depth, j = 0, i
-        while j < len(s):
-            if s[j] == "{":
-                depth += 1
-            elif s[j] == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        if depth != 0:
-            return None
-        groups.append(s[i + 1 : j])
-        i = j + 1
+        groups.append(s[i + 1 : close])
+        i = close + 1
     return groups, i

@@ -11,6 +11,9 @@ from .boxed import last_boxed, strip_boxed
 from .equivalence import Options, equivalent
 
 PRED_CHARS = 200
+# A longer box is not an answer (a derivation or a runaway generation), and
+# would only make normalisation and comparison slow.
+MAX_BOX_CHARS = 1000
 
 
 @reward(
@@ -30,7 +33,9 @@ PRED_CHARS = 200
         Example(solution_str="So $x = \\boxed{\\frac{1}{2}}$.", ground_truth="0.5", expected=1.0),
         Example(solution_str="The answer is $\\boxed{\\dfrac34}$", ground_truth="\\frac{3}{4}", expected=1.0),
         Example(solution_str="The angle is \\boxed{30^\\circ}.", ground_truth="30", expected=1.0),
-        Example(solution_str="\\boxed{(x-1)(x+1)}", ground_truth="x^2-1", expected=1.0),
+        # Needs the SymPy child; a cold start is ~0.5 s, so give the self-test room.
+        Example(solution_str="\\boxed{(x-1)(x+1)}", ground_truth="x^2-1", expected=1.0,
+                kwargs={"timeout_s": 10.0}),
         Example(solution_str="\\boxed{6}", ground_truth="5", expected=0.1, kwargs={"format_score": 0.1}),
         Example(solution_str="The answer is 5.", ground_truth="5", expected=0.0),
     ],
@@ -48,16 +53,21 @@ def compute_score(
     timeout_s: float = 2.0,
 ) -> dict[str, Any]:
     """``score`` when the boxed answer equals the reference, ``format_score``
-    when a box holds a wrong answer, 0 when there is no complete, non-empty box.
+    when a box holds a wrong answer, 0 when there is no answer: no complete
+    box, a box that is empty once normalised (``\\boxed{\\$}``), or one
+    longer than ``MAX_BOX_CHARS``.
 
-    ``symbolic``/``math_verify`` enable the SymPy and math-verify checks, each
-    bounded by ``timeout_s`` seconds. Extra info: ``acc``, ``pred`` (the boxed
-    text) and ``match`` (which check decided: exact, numeric, sequence,
+    ``symbolic``/``math_verify`` enable the SymPy and math-verify checks, which
+    together may take ``timeout_s`` seconds. Extra info: ``acc``, ``pred`` (the
+    boxed text) and ``match`` (which check decided: exact, numeric, sequence,
     math_verify, symbolic or none).
     """
+    no_answer = {"score": 0.0, "acc": False, "pred": "", "match": "none"}
     pred = last_boxed(solution_str)
-    if pred is None or not pred.strip():
-        return {"score": 0.0, "acc": False, "pred": "", "match": "none"}
+    if pred is None or len(pred) > MAX_BOX_CHARS:
+        return no_answer
     verdict = equivalent(pred, strip_boxed(str(ground_truth)), Options(symbolic, math_verify, timeout_s))
+    if not verdict.answered:
+        return no_answer
     value = score if verdict.equal else format_score
     return {"score": float(value), "acc": verdict.equal, "pred": pred[:PRED_CHARS], "match": verdict.method}

@@ -27,9 +27,11 @@ _SPACING = re.compile(r"\\(?:[,;:! ]|q?quad(?![a-zA-Z]))")
 _DEGREES = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|°")
 _TEXT_CMD = r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|operatorname)"
 _TEXT = re.compile(_TEXT_CMD + r"\s*\{([^{}]*)\}")
-_TEXT_UNIT = re.compile(
-    r"^(?P<value>.*\d.*?)\s*" + _TEXT_CMD + r"\s*\{\s*[a-zA-Z][a-zA-Z ]*\}(?:\^\{?[23]\}?)?$"
-)
+# A unit in text ending the answer ("\text{ cm}^2"). Searched for (it can only
+# start at a backslash) rather than matched after a ".*" prefix, which
+# backtracked quadratically on long answers.
+_TEXT_UNIT = re.compile(_TEXT_CMD + r"\s*\{\s*[a-zA-Z][a-zA-Z ]*\}(?:\^\{?[23]\}?)?$")
+_DIGIT = re.compile(r"\d")
 _BARE_UNIT = re.compile(r"^(?P<value>.*\d\}?)\s*(?P<unit>[a-zA-Z]+)(?:\^\{?[23]\}?)?$")
 _ASSIGNMENT = re.compile(r"^\s*[a-zA-Z](?:_\{?\w\}?)?\s*=(?!=)")
 _MEMBERSHIP = re.compile(r"^\s*[a-zA-Z]\s*\\in(?![a-zA-Z])\s*")
@@ -76,9 +78,9 @@ def _strip_delimiters(s: str) -> str:
 
 def _strip_units(s: str) -> str:
     """``5\\text{ cm}^2`` and ``72 apples`` keep their number; a bare word must be a unit."""
-    text_unit = _TEXT_UNIT.match(s)
-    if text_unit:
-        return text_unit.group("value").strip()
+    text_unit = _TEXT_UNIT.search(s)
+    if text_unit and _DIGIT.search(s, 0, text_unit.start()):
+        return s[: text_unit.start()].strip()
     bare = _BARE_UNIT.match(s)
     if bare is None:
         return s

@@ -2,26 +2,28 @@
 
 Handles signs (also the Unicode minus), currency signs (``$``, ``\\$``, ``£``,
 ``€``), thousands separators (``1,234,567``), decimals (``.5``) and trailing
-periods or units (``42.``, ``72 apples``, ``25%``).
+periods or units (``42.``, ``72 apples``, ``25%``). Values are exact decimals
+of any length.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, localcontext
 
 NUMBER = re.compile(
     r"(?<![\w.])"
     r"(?P<sign>[-\u2212+]?)"
     r"(?:(?:\\?\$|£|€)\s?)?"
     r"(?P<sign2>-?)"
-    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    # Thousands groups must end the integer part: "1,0800" is not 10800 (nor 1080).
+    r"(?P<digits>\d{1,3}(?:,\d{3})+(?!,?\d)(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
 )
 
 
 def find_numbers(text: str) -> list[Decimal]:
     """Every number in ``text``, in order."""
-    return [n for n in (_to_decimal(m) for m in NUMBER.finditer(text)) if n is not None]
+    return [_to_decimal(m) for m in NUMBER.finditer(text)]
 
 
 def number_at_start(text: str) -> Decimal | None:
@@ -32,14 +34,16 @@ def number_at_start(text: str) -> Decimal | None:
 
 def format_number(value: Decimal) -> str:
     """A canonical spelling: ``1080`` for ``1,080.00``, ``-0.5`` for ``-.50``."""
-    text = format(value.normalize(), "f")
+    with localcontext() as context:
+        # normalize() rounds to the context's precision (28 digits by default).
+        context.prec = max(context.prec, len(value.as_tuple().digits))
+        text = format(value.normalize(), "f")
     return "0" if text in ("-0", "+0") else text
 
 
-def _to_decimal(match: re.Match[str]) -> Decimal | None:
+def _to_decimal(match: re.Match[str]) -> Decimal:
+    # The pattern admits only valid decimals; Decimal(str) is exact, and
+    # copy_negate() (unlike unary minus) does not round to the context.
+    value = Decimal(match.group("digits").replace(",", ""))
     negative = match.group("sign") in ("-", "\u2212") or match.group("sign2") == "-"
-    try:
-        value = Decimal(match.group("digits").replace(",", ""))
-    except InvalidOperation:
-        return None
-    return -value if negative else value
+    return value.copy_negate() if negative else value

@@ -3,15 +3,19 @@
 SymPy can run for minutes (or forever) on adversarial input, and neither a
 thread nor ``signal.alarm`` (main thread only, blind to C code) can stop it
 reliably inside a reward worker. So the checks run in a child process
-(``_symbolic_worker.py``), started on first use and reused; each request gets
-``timeout_s`` seconds, after which the child is killed (and restarted on the
-next request) and the answer is "undecided". Inputs are also kept short
-(``latex_expr.MAX_CHARS``) so that most checks end in milliseconds.
+(``_symbolic_worker.py``), started on first use and reused. A request waits
+at most ``timeout_s`` seconds in all: for its turn (one request at a time),
+for the child to finish starting, and for the answer. Past the deadline it is
+"undecided"; a child that was computing is killed (and restarted on the next
+request), one still starting is left to finish for the next request. Inputs
+are also kept short (``latex_expr.MAX_CHARS``) so that most checks end in
+milliseconds.
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib.util
 import json
 import logging
@@ -24,9 +28,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .latex_expr import FUNCTIONS
+
 logger = logging.getLogger("verl_rewards_math.symbolic")
 
+# A child that has not started (imported SymPy) by then is killed and replaced.
 STARTUP_TIMEOUT_S = 60.0
+_FUNCTION_NAMES = json.dumps(sorted(set(FUNCTIONS.values())))
+
+
+class _StillStarting(Exception):
+    """The child has not finished starting by the request's deadline."""
 
 
 class SymbolicWorker:
@@ -38,52 +50,89 @@ class SymbolicWorker:
         self._proc: subprocess.Popen[bytes] | None = None
         self._owner = os.getpid()
         self._buffer = b""
-        self.info: dict[str, Any] = {}
+        self._ready = False
+        self._started_at = 0.0
+        self._last_id = 0
 
     def request(self, payload: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
-        """Send one request; its answer, or None when the deadline passed or the worker failed."""
-        with self._lock:
-            try:
-                proc = self._ensure_started()
-                assert proc.stdin is not None
-                proc.stdin.write((json.dumps(payload) + "\n").encode())
-                proc.stdin.flush()
-                line = self._read_line(proc, timeout_s)
-            except (OSError, ValueError, TimeoutError) as e:
-                logger.debug("symbolic check abandoned: %s", e)
-                self._kill()
-                return None
-            answer: dict[str, Any] = json.loads(line)
-            return answer
+        """Send one request; its answer, or None when the deadline passed or the worker failed.
+
+        ``timeout_s`` bounds the whole call: waiting for another thread's
+        request, for the child to start, and for the answer.
+        """
+        deadline = time.monotonic() + timeout_s
+        if not self._lock.acquire(timeout=max(0.0, timeout_s)):
+            logger.debug("symbolic check abandoned: the worker stayed busy for %g s", timeout_s)
+            return None
+        try:
+            return self._exchange(payload, deadline)
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         """Stop the worker (it is restarted on the next request)."""
         with self._lock:
             self._kill()
 
-    def _ensure_started(self) -> subprocess.Popen[bytes]:
+    def _exchange(self, payload: dict[str, Any], deadline: float) -> dict[str, Any] | None:
+        try:
+            proc = self._ensure_ready(deadline)
+            assert proc.stdin is not None
+            self._last_id += 1
+            request_id = self._last_id
+            proc.stdin.write((json.dumps({**payload, "id": request_id}) + "\n").encode())
+            proc.stdin.flush()
+            answer = json.loads(self._read_line(proc, deadline))
+            if not isinstance(answer, dict) or answer.get("id") != request_id:
+                raise ValueError(f"reply {str(answer)[:80]!r} does not answer request {request_id}")
+            return answer
+        except _StillStarting:
+            logger.debug("symbolic check abandoned: the worker is still starting")
+            return None
+        except (OSError, ValueError, TimeoutError) as e:
+            logger.debug("symbolic check abandoned: %s", e)
+            self._kill()
+            return None
+        except BaseException:
+            # E.g. verl-rewards' SampleTimeout, raised into this thread at any
+            # point: the answer to this request may still arrive, and must not
+            # be read as the answer to the next one.
+            self._kill()
+            raise
+
+    def _ensure_ready(self, deadline: float) -> subprocess.Popen[bytes]:
         if self._owner != os.getpid():
             # A forked copy of this object: the pipes belong to the parent's worker.
-            self._proc, self._buffer, self._owner = None, b"", os.getpid()
+            self._proc, self._buffer, self._ready, self._owner = None, b"", False, os.getpid()
         if self._proc is None or self._proc.poll() is not None:
+            self._kill()
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", _worker_source(), json.dumps(sys.path)],
+                [sys.executable, "-c", _worker_source(), json.dumps(sys.path), _FUNCTION_NAMES],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
             )
-            self._buffer = b""
-            self.info = json.loads(self._read_line(self._proc, self._startup_timeout_s))
+            self._started_at = time.monotonic()
+        if not self._ready:
+            startup_deadline = self._started_at + self._startup_timeout_s
+            try:
+                hello = json.loads(self._read_line(self._proc, min(deadline, startup_deadline)))
+            except TimeoutError:
+                if time.monotonic() >= startup_deadline:
+                    raise
+                raise _StillStarting() from None
+            if not isinstance(hello, dict) or hello.get("ready") is not True:
+                raise ValueError(f"unexpected greeting from the symbolic worker: {str(hello)[:80]!r}")
+            self._ready = True
         return self._proc
 
-    def _read_line(self, proc: subprocess.Popen[bytes], timeout_s: float) -> bytes:
+    def _read_line(self, proc: subprocess.Popen[bytes], deadline: float) -> bytes:
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
-        deadline = time.monotonic() + timeout_s
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise TimeoutError(f"no answer within {timeout_s:g} s")
+                raise TimeoutError("no answer by the deadline")
             chunk = os.read(fd, 65536)
             if not chunk:
                 raise OSError("the symbolic worker exited")
@@ -92,7 +141,7 @@ class SymbolicWorker:
         return line
 
     def _kill(self) -> None:
-        proc, self._proc, self._buffer = self._proc, None, b""
+        proc, self._proc, self._buffer, self._ready = self._proc, None, b"", False
         if proc is not None and self._owner == os.getpid():
             proc.kill()
             proc.wait()
@@ -115,6 +164,7 @@ def sympy_equal(a: str, b: str, timeout_s: float) -> bool | None:
     return None if answer is None else answer.get("equal")
 
 
+@functools.cache
 def math_verify_installed() -> bool:
     """Whether the optional ``math-verify`` package can be imported (without importing it)."""
     return importlib.util.find_spec("math_verify") is not None

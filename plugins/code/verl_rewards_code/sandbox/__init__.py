@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from .isolation import Mode, SandboxUnavailable, isolation_for
 from .records import Isolation, Limits, RunResult
-from .run import run_program
+from .run import Sandbox, run_program
 
-__all__ = ["Isolation", "Limits", "Mode", "RunResult", "SandboxUnavailable", "isolation_for", "run_program"]
+__all__ = [
+    "Isolation",
+    "Limits",
+    "Mode",
+    "RunResult",
+    "Sandbox",
+    "SandboxUnavailable",
+    "isolation_for",
+    "run_program",
+]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Literal
 
@@ -32,12 +33,16 @@ class Limits:
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)!r}")
 
+    @property
+    def cpu_s(self) -> int:
+        """The CPU-time limit in seconds (soft: SIGXCPU; SIGKILL one second later)."""
+        return max(1, math.ceil(self.timeout_s))
+
     def rlimits(self, extra_processes: int = 0) -> list[tuple[str, int, int]]:
         """``(resource name, soft, hard)`` triples; ``extra_processes`` are the sandbox's own."""
-        cpu = max(1, math.ceil(self.timeout_s))
         nproc = self.max_processes + extra_processes
         return [
-            ("RLIMIT_CPU", cpu, cpu + 1),
+            ("RLIMIT_CPU", self.cpu_s, self.cpu_s + 1),
             ("RLIMIT_AS", self.memory_mb * MIB, self.memory_mb * MIB),
             ("RLIMIT_FSIZE", self.max_output_bytes, self.max_output_bytes),
             ("RLIMIT_NPROC", nproc, nproc),
@@ -125,6 +130,12 @@ class Isolation:
             missing.append("read-only file system")
         if not self.nproc_enforced:
             missing.append("process limit (RLIMIT_NPROC does not bind root)")
+        if not self.fresh_uid and not (self.pid_namespace and self.mount):
+            who = "root" if os.geteuid() == 0 else "the caller's uid"
+            missing.append(
+                f"user (the program runs as {who}: it can signal the caller's processes "
+                "and read and write whatever the caller can)"
+            )
         text = f"{self.level}: " + "; ".join(holds)
         return text + (f"; NOT isolated: {', '.join(missing)}" if missing else "")
 

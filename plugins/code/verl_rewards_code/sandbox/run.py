@@ -1,12 +1,36 @@
-"""The sandbox's one entry point: run a program once, isolated and limited."""
+"""The sandbox's entry points: choose the isolation once, then run programs with it."""
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
 from .isolation import Mode, isolation_for
 from .launch import execute
-from .records import Limits, RunResult
+from .records import Isolation, Limits, RunResult
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """An isolation level resolved for one interpreter, ready to run programs."""
+
+    isolation: Isolation
+    python: str
+
+    @classmethod
+    def resolve(cls, mode: Mode = "auto", python: str | None = None) -> Sandbox:
+        """The isolation for ``mode`` (probed once per process) and ``python``
+        (default: this interpreter, so programs see the same installed packages)."""
+        interpreter = python or sys.executable
+        return cls(isolation_for(mode, interpreter), interpreter)
+
+    def run(self, source: str, stdin: str = "", limits: Limits | None = None) -> RunResult:
+        """Run Python ``source`` once with ``stdin``, under ``limits``.
+
+        The program's faults (exceptions, signals, limits, timeouts) come back
+        in the :class:`RunResult`.
+        """
+        return execute(self.isolation, source, stdin, limits or Limits(), self.python)
 
 
 def run_program(
@@ -23,6 +47,4 @@ def run_program(
     the :class:`RunResult`; only an unusable sandbox raises
     (:class:`~verl_rewards_code.sandbox.isolation.SandboxUnavailable`).
     """
-    interpreter = python or sys.executable
-    chosen = isolation_for(isolation, interpreter)
-    return execute(chosen, source, stdin, limits or Limits(), interpreter)
+    return Sandbox.resolve(isolation, python).run(source, stdin, limits)
