@@ -22,8 +22,7 @@ from pathlib import Path
 
 import ray
 
-from verl_rewards import RewardRef, Scorer
-from verl_rewards.resolve import resolve
+from verl_rewards import Scorer
 
 REWARDS = Path(__file__).resolve().parent / "rewards.py"
 sys.path.insert(0, str(REWARDS.parent))
@@ -75,13 +74,11 @@ def cpu_scaling(n: int, ms: float) -> list[tuple[str, str]]:
     with Scorer.from_config(cfg("cpu_3ms", "ray", kwargs={"ms": ms})) as scorer:
         scorer.score(batch[:4])
         on_ray = best_of(lambda: scorer.score(batch), 2)
-    fn = resolve(RewardRef.from_file(REWARDS, "cpu_3ms", {"ms": ms})).sample_fn
     with ProcessPoolExecutor(2) as pool:
         list(pool.map(rewards.cpu_3ms, ["b"] * 4, ["1"] * 4, ["1"] * 4))
         args = ([r["data_source"] for r in batch], [r["solution_str"] for r in batch],
                 [r["ground_truth"] for r in batch])
         pooled = best_of(lambda: list(pool.map(rewards.cpu_3ms, *args, chunksize=max(1, n // 8))), 1)
-    del fn
     return [
         (f"{ms:g} ms CPU reward x {n}: local executor", f"{local:.2f} s"),
         ("  ray executor, 2 workers", f"{on_ray:.2f} s  ({local / on_ray:.2f}x local)"),

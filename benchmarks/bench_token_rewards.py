@@ -3,11 +3,12 @@
     python benchmarks/bench_token_rewards.py [--n 2048]
 
 Both paths start from the same right-padded batch (2048 responses of about
-140 tokens, a tokenizer built in-process) and the same reward, and must
-produce the same tensor. The baseline reproduces verl's NaiveRewardManager
-loop: per item, index the batch, sum two mask slices, decode prompt and
-response, call the reward, write one tensor element. verl-rewards decodes
-valid ids with one batch_decode, scores the batch with the local executor,
+90 tokens, 65-116, a tokenizer built in-process) and the same reward, and
+must produce the same tensor. The baseline reproduces verl's
+NaiveRewardManager loop: per item, index the batch, sum two mask slices,
+decode prompt and response, call the reward, write one tensor element.
+verl-rewards decodes the valid ids with one call to the fast tokenizer's
+Rust backend (``decode_batch``), scores the batch with the local executor,
 and writes every score with one scatter.
 """
 

@@ -16,7 +16,7 @@ class DataError(Exception):
 class PromptRecord(NamedTuple):
     """One prompt and what the reward needs to judge its completions."""
 
-    row: int  # position in the prompt file
+    row: int  # index among the file's prompts (blank lines are not prompts)
     prompt: str
     data_source: str
     ground_truth: Any
@@ -27,20 +27,21 @@ def load_prompts(path: Path) -> list[PromptRecord]:
     """Read a JSONL file whose rows have ``prompt`` and optionally ``data_source``,
     ``ground_truth`` and ``extra_info``."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # Not splitlines(): a JSON string may hold U+2028 and the like, which it
+        # splits on. (Text mode has already turned "\r\n" into "\n".)
+        lines = path.read_text(encoding="utf-8").split("\n")
     except OSError as e:
         raise DataError(f"cannot read prompt file {path}: {e.strerror or e}") from None
-    records = [
-        _record(row, line, path)
-        for row, line in enumerate(line for line in lines if line.strip())
-    ]
+    records: list[PromptRecord] = []
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            records.append(_record(len(records), line, f"{path}, line {number}"))
     if not records:
         raise DataError(f"prompt file {path} has no rows")
     return records
 
 
-def _record(row: int, line: str, path: Path) -> PromptRecord:
-    where = f"{path}, row {row + 1}"
+def _record(row: int, line: str, where: str) -> PromptRecord:
     try:
         data = json.loads(line)
     except json.JSONDecodeError as e:

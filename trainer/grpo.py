@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from transformers import PreTrainedModel
 
-from trainer.rollout import Rollout
+from trainer.rollout import Rollout, TokenBatch
 from trainer.settings import AlgoConfig
 
 
@@ -24,7 +24,7 @@ class UpdateStats:
 
 
 def token_logprobs(
-    model: PreTrainedModel, rollout: Rollout, temperature: float, with_entropy: bool = False
+    model: PreTrainedModel, batch: TokenBatch, temperature: float, with_entropy: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-probabilities of the sampled response tokens, ``[B, R]`` (and their entropy).
 
@@ -34,20 +34,20 @@ def token_logprobs(
     """
     # Left padding shifts every prompt; positions must count real tokens only,
     # as generate() did, or the log-probs would not be those of the sampler.
-    position_ids = (rollout.attention_mask.cumsum(dim=1) - 1).clamp(min=0)
+    position_ids = (batch.attention_mask.cumsum(dim=1) - 1).clamp(min=0)
     logits = model(
-        input_ids=rollout.input_ids,
-        attention_mask=rollout.attention_mask,
+        input_ids=batch.input_ids,
+        attention_mask=batch.attention_mask,
         position_ids=position_ids,
     ).logits
-    logits = logits[:, rollout.prompt_length - 1 : -1].float() / temperature
-    if rollout.suppressed:
-        logits[..., list(rollout.suppressed)] = float("-inf")
+    logits = logits[:, batch.prompt_length - 1 : -1].float() / temperature
+    if batch.suppressed:
+        logits[..., list(batch.suppressed)] = float("-inf")
     log_probs = torch.log_softmax(logits, dim=-1)
-    chosen = log_probs.gather(-1, rollout.responses.unsqueeze(-1)).squeeze(-1)
+    chosen = log_probs.gather(-1, batch.responses.unsqueeze(-1)).squeeze(-1)
     # Padding after EOS is a suppressed token (log-prob -inf); zero it so that
     # masked means stay finite.
-    chosen = torch.where(rollout.response_mask.bool(), chosen, 0.0)
+    chosen = torch.where(batch.response_mask.bool(), chosen, 0.0)
     if not with_entropy:
         return chosen, None
     probs = log_probs.exp()
@@ -114,14 +114,14 @@ def update(
 ) -> UpdateStats:
     """``algo.ppo_epochs`` passes over the batch in ``algo.mini_batches`` shuffled slices."""
     model.train()
-    batch = rollout.input_ids.shape[0]
+    size = rollout.input_ids.shape[0]
     totals = torch.zeros(6)
     steps = 0
     for _ in range(algo.ppo_epochs):
-        order = torch.randperm(batch, generator=generator)
+        order = torch.randperm(size, generator=generator)
         for rows in order.chunk(algo.mini_batches):
             totals += _minibatch_step(
-                model, optimizer, _slice(rollout, rows), old_logp[rows],
+                model, optimizer, rollout.select(rows), old_logp[rows],
                 None if ref_logp is None else ref_logp[rows], advantages[rows], algo, temperature,
             )
             steps += 1
@@ -132,15 +132,15 @@ def update(
 def _minibatch_step(
     model: PreTrainedModel,
     optimizer: torch.optim.Optimizer,
-    rollout: Rollout,
+    batch: TokenBatch,
     old_logp: torch.Tensor,
     ref_logp: torch.Tensor | None,
     advantages: torch.Tensor,
     algo: AlgoConfig,
     temperature: float,
 ) -> torch.Tensor:
-    mask = rollout.response_mask
-    logp, entropy = token_logprobs(model, rollout, temperature, with_entropy=True)
+    mask = batch.response_mask
+    logp, entropy = token_logprobs(model, batch, temperature, with_entropy=True)
     assert entropy is not None
     pg_loss, clip_frac = clipped_pg_loss(logp, old_logp, advantages, mask, algo.clip_eps)
     kl = torch.zeros(())
@@ -155,17 +155,3 @@ def _minibatch_step(
         loss.detach(), pg_loss.detach(), kl.detach(), clip_frac,
         grad_norm.detach(), masked_mean(entropy.detach(), mask),
     ]).float()
-
-
-def _slice(rollout: Rollout, rows: torch.Tensor) -> Rollout:
-    """The sequences ``rows`` of a rollout (tensors only; records and texts are not needed)."""
-    return Rollout(
-        records=[],
-        input_ids=rollout.input_ids[rows],
-        attention_mask=rollout.attention_mask[rows],
-        response_mask=rollout.response_mask[rows],
-        prompt_length=rollout.prompt_length,
-        texts=[],
-        group_size=rollout.group_size,
-        suppressed=rollout.suppressed,
-    )

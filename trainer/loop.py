@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -24,6 +24,9 @@ from trainer.rollout import Rollout, generate
 from trainer.settings import TrainConfig, as_dict
 from trainer.tokenizer import alphabet_of, build_char_tokenizer, load_tokenizer
 
+if TYPE_CHECKING:
+    from verl_rewards import BatchResult, Scorer
+
 Printer = Callable[[str], None]
 
 
@@ -35,7 +38,6 @@ class RunSummary:
     steps: int
     first_reward: float | None
     last_reward: float | None
-    wall_s: float
 
 
 @dataclass
@@ -72,7 +74,7 @@ def build(config: TrainConfig, prompts: Sequence[PromptRecord]) -> Policy:
 
 def run(
     config: TrainConfig,
-    scorer: rewards.ScorerLike,
+    scorer: Scorer,
     prompts: Sequence[PromptRecord],
     reward_name: str,
     echo: Printer = print,
@@ -89,7 +91,7 @@ def run(
 
 def _run(
     config: TrainConfig,
-    scorer: rewards.ScorerLike,
+    scorer: Scorer,
     prompts: Sequence[PromptRecord],
     reward_name: str,
     echo: Printer,
@@ -117,13 +119,13 @@ def _run(
     finish(config, policy, records, reward_name)
     means = [r["reward_mean"] for r in records if r.get("reward_mean") is not None]
     return RunSummary(out, len(records), means[0] if means else None,
-                      means[-1] if means else None, time.perf_counter() - started)
+                      means[-1] if means else None)
 
 
 def train_step(
     config: TrainConfig,
     policy: Policy,
-    scorer: rewards.ScorerLike,
+    scorer: Scorer,
     prompts: list[PromptRecord],
     generator: torch.Generator,
 ) -> dict[str, Any]:
@@ -147,7 +149,7 @@ def train_step(
 
 
 def _step_record(
-    result: rewards.BatchResultLike,
+    result: BatchResult,
     timing: rewards.RewardTiming,
     stats: grpo.UpdateStats,
     rollout: Rollout,

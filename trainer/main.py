@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from trainer.data import DataError, PromptRecord, load_prompts
-from trainer.settings import DEFAULT_CONFIG, TrainConfig, TrainerConfigError, load_config, resolve_path
+from trainer.settings import DEFAULT_CONFIG, TrainConfig, TrainerConfigError, load_config
 from verl_rewards import Scorer
 from verl_rewards.errors import ConfigError, VerlRewardsError
 
@@ -57,9 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def prepare(args: Sequence[str]) -> tuple[TrainConfig, Scorer, list[PromptRecord]]:
     """Everything that can be wrong with the configuration, checked before any model work."""
     config = load_config(args)
-    scorer = Scorer.from_config(config.reward)
-    prompts = load_prompts(resolve_path(config.data.path))
-    if config.model.path and not resolve_path(config.model.path).is_dir():
+    scorer = Scorer.from_config(config.reward, config.reward_overrides)
+    prompts = load_prompts(Path(config.data.path))
+    if config.model.path and not Path(config.model.path).is_dir():
         raise TrainerConfigError(f"model.path {config.model.path!r} is not a directory")
     return config, scorer, prompts
 

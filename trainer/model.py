@@ -13,7 +13,7 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from trainer.settings import ModelConfig, resolve_path
+from trainer.settings import ModelConfig
 
 
 def build_policy(config: ModelConfig, tokenizer: PreTrainedTokenizerBase) -> PreTrainedModel:
@@ -39,7 +39,7 @@ def build_policy(config: ModelConfig, tokenizer: PreTrainedTokenizerBase) -> Pre
 def load_policy(path: str) -> PreTrainedModel:
     """A checkpoint from a local directory; never reaches a hub."""
     model = AutoModelForCausalLM.from_pretrained(
-        str(resolve_path(path)), local_files_only=True, dtype=torch.float32
+        path, local_files_only=True, dtype=torch.float32
     )
     assert isinstance(model, PreTrainedModel)
     return model

@@ -11,31 +11,14 @@ import math
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from trainer.rollout import Rollout
 
-
-class BatchResultLike(Protocol):
-    """The parts of ``verl_rewards.BatchResult`` the trainer reads."""
-
-    scores: list[float]
-    errors: list[str | None]
-    extra_info: dict[str, list[Any]]
-
-    @property
-    def n_failed(self) -> int: ...
-
-    @property
-    def n_timed_out(self) -> int: ...
-
-
-class ScorerLike(Protocol):
-    """The part of ``verl_rewards.Scorer`` the trainer uses."""
-
-    def submit(self, samples: list[dict[str, Any]]) -> Future[Any]: ...
+if TYPE_CHECKING:
+    from verl_rewards import BatchResult, Scorer
 
 
 def build_samples(rollout: Rollout) -> list[dict[str, Any]]:
@@ -61,11 +44,11 @@ def build_samples(rollout: Rollout) -> list[dict[str, Any]]:
 class PendingReward:
     """A reward batch in flight, with the clock readings needed to measure overlap."""
 
-    future: Future[Any]
+    future: Future[BatchResult]
     submitted_at: float
     done_at: list[float] = field(default_factory=list)
 
-    def wait(self, overlapped_until: float) -> tuple[Any, RewardTiming]:
+    def wait(self, overlapped_until: float) -> tuple[BatchResult, RewardTiming]:
         """Block for the result; ``overlapped_until`` is when the trainer's own work ended."""
         result = self.future.result()
         finished = self.done_at[0] if self.done_at else time.perf_counter()
@@ -92,7 +75,7 @@ class RewardTiming:
         return cls(latency_s=latency, hidden_s=min(hidden, latency))
 
 
-def launch(scorer: ScorerLike, samples: list[dict[str, Any]]) -> PendingReward:
+def launch(scorer: Scorer, samples: list[dict[str, Any]]) -> PendingReward:
     """Submit ``samples`` without blocking; the completion time is recorded by callback."""
     submitted_at = time.perf_counter()  # before submit(): its synchronous part counts too
     pending = PendingReward(future=scorer.submit(samples), submitted_at=submitted_at)
@@ -103,21 +86,21 @@ def launch(scorer: ScorerLike, samples: list[dict[str, Any]]) -> PendingReward:
     return pending
 
 
-def score_tensor(result: BatchResultLike) -> torch.Tensor:
+def score_tensor(result: BatchResult) -> torch.Tensor:
     """The scores the advantages are computed from (failed samples carry ``error_score``)."""
     return torch.tensor([float(s) for s in result.scores], dtype=torch.float32)
 
 
-def reward_metrics(result: BatchResultLike, timing: RewardTiming) -> dict[str, float | int | None]:
+def reward_metrics(result: BatchResult, timing: RewardTiming) -> dict[str, float | int | None]:
     """Per-step reward metrics; the mean and std cover the samples the plugin scored."""
-    returned = [s for s, e in zip(result.scores, result.errors) if e is None]
+    returned = result.ok_scores()
     return {
         "reward_mean": _mean(returned),
         "reward_std": _std(returned),
         "reward_min": min(returned) if returned else None,
         "reward_max": max(returned) if returned else None,
-        "reward_failed": int(result.n_failed),
-        "reward_timed_out": int(result.n_timed_out),
+        "reward_failed": result.n_failed,
+        "reward_timed_out": result.n_timed_out,
         "reward_latency_s": timing.latency_s,
         "reward_hidden_s": timing.hidden_s,
         "reward_hidden_frac": timing.hidden_frac,
@@ -125,17 +108,17 @@ def reward_metrics(result: BatchResultLike, timing: RewardTiming) -> dict[str, f
     }
 
 
-def extra_means(result: BatchResultLike) -> dict[str, float]:
+def extra_means(result: BatchResult) -> dict[str, float]:
     """``reward_extra/<key>``: the mean of each numeric per-sample extra the reward returned."""
     means: dict[str, float] = {}
     for key, values in result.extra_info.items():
-        numbers = [v for v, e in zip(values, result.errors) if e is None and v is not None]
+        numbers = [v for v, st in zip(values, result.statuses) if st == "ok" and v is not None]
         if numbers and all(isinstance(v, (int, float)) for v in numbers):
             means[f"reward_extra/{key}"] = float(sum(numbers)) / len(numbers)
     return means
 
 
-def first_errors(result: BatchResultLike, limit: int = 3) -> list[str]:
+def first_errors(result: BatchResult, limit: int = 3) -> list[str]:
     """Up to ``limit`` distinct error messages of a batch, for the log."""
     seen: list[str] = []
     for error in result.errors:

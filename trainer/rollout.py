@@ -12,17 +12,19 @@ from trainer.data import PromptRecord
 
 
 @dataclass(frozen=True)
-class Rollout:
-    """``len(records) * n`` sequences; the ``n`` samples of a prompt are contiguous."""
+class TokenBatch:
+    """Sequences as token tensors: all that log-probabilities are computed from."""
 
-    records: list[PromptRecord]  # one per sequence
     input_ids: torch.Tensor  # [B, P + R], prompt left-padded, response right-padded
     attention_mask: torch.Tensor  # [B, P + R]
     response_mask: torch.Tensor  # [B, R] float, 1 up to and including the first EOS
     prompt_length: int  # P
-    texts: list[str]  # decoded responses, special tokens removed
-    group_size: int
     suppressed: tuple[int, ...] = ()  # token ids the sampler may never emit
+
+    def select(self, rows: torch.Tensor) -> TokenBatch:
+        """The sequences ``rows`` (a shuffled mini-batch, say): tokens only."""
+        return TokenBatch(self.input_ids[rows], self.attention_mask[rows],
+                          self.response_mask[rows], self.prompt_length, self.suppressed)
 
     @property
     def responses(self) -> torch.Tensor:
@@ -38,6 +40,15 @@ class Rollout:
     def num_tokens(self) -> int:
         """Response tokens generated in the batch."""
         return int(self.response_mask.sum().item())
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rollout(TokenBatch):
+    """One sampled batch: ``group_size`` sequences per prompt, a prompt's contiguous."""
+
+    records: list[PromptRecord]  # one per sequence
+    texts: list[str]  # decoded responses, special tokens removed
+    group_size: int
 
 
 @torch.no_grad()

@@ -1,9 +1,11 @@
 """Trainer configuration: YAML defaults + dotlist overrides -> typed, frozen records.
 
 omegaconf parses and merges against a structured schema, so an unknown key or a
-badly typed value outside ``reward`` is an error. The ``reward`` section is kept
-as a plain mapping and handed untouched to the reward layer, which owns its
-validation.
+badly typed value outside ``reward`` is an error. The file's ``reward`` section
+and the ``reward.*`` overrides are kept apart and handed untouched to the
+reward layer (``Scorer.from_config(section, overrides)``), which owns their
+validation and how an override combines with the file (a reward chosen on the
+command line replaces the file's choice).
 """
 
 from __future__ import annotations
@@ -82,35 +84,39 @@ class LoopConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """The whole run. ``reward`` is a plain dict, validated by ``verl_rewards``."""
+    """The whole run. ``reward`` and ``reward_overrides`` go to ``verl_rewards`` as they are."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
     data: DataConfig = field(default_factory=DataConfig)
     rollout: RolloutConfig = field(default_factory=RolloutConfig)
     algo: AlgoConfig = field(default_factory=AlgoConfig)
     trainer: LoopConfig = field(default_factory=LoopConfig)
-    reward: dict[str, Any] = field(default_factory=dict)
+    reward: dict[str, Any] = field(default_factory=dict)  # the file's section (resolved)
+    reward_overrides: tuple[str, ...] = ()  # the ``reward.*`` dotlist entries, in order
 
 
 def load_config(
     overrides: Sequence[str] = (), config_file: str | Path = DEFAULT_CONFIG
 ) -> TrainConfig:
-    """Merge ``config_file`` and dotlist ``overrides`` (``key.sub=value``) into a checked config."""
-    node = merge_config(overrides, config_file)
-    return to_record(node)
+    """Merge ``config_file`` and dotlist ``overrides`` (``key.sub=value``) into a checked config.
+
+    ``reward.*`` overrides are not merged here: they are kept, in order, in
+    ``reward_overrides`` for the reward layer to apply to the ``reward`` section.
+    """
+    for item in overrides:
+        if "=" not in item:
+            raise TrainerConfigError(f"override {item!r} is not of the form key=value")
+    reward_overrides = [o for o in overrides if o.startswith("reward.")]
+    node = merge_config([o for o in overrides if not o.startswith("reward.")], config_file)
+    return to_record(node, reward_overrides)
 
 
 def merge_config(overrides: Sequence[str], config_file: str | Path = DEFAULT_CONFIG) -> DictConfig:
     """The merged omegaconf tree: schema <- YAML file <- dotlist overrides."""
-    for item in overrides:
-        if "=" not in item:
-            raise TrainerConfigError(f"override {item!r} is not of the form key=value")
     try:
         schema = OmegaConf.structured(TrainConfig)
         defaults = OmegaConf.load(config_file)
-        dotlist = OmegaConf.from_dotlist(list(overrides))
-        _drop_default_reward_choice(defaults, dotlist)
-        node = OmegaConf.merge(schema, defaults, dotlist)
+        node = OmegaConf.merge(schema, defaults, OmegaConf.from_dotlist(list(overrides)))
     except OmegaConfBaseException as e:
         raise TrainerConfigError(_describe(e)) from None
     except OSError as e:
@@ -119,29 +125,19 @@ def merge_config(overrides: Sequence[str], config_file: str | Path = DEFAULT_CON
     return node
 
 
-# The keys that choose *which* reward runs; exactly one may be set.
-REWARD_SELECTORS = ("plugin", "path", "rewards")
+def to_record(node: DictConfig, reward_overrides: Sequence[str] = ()) -> TrainConfig:
+    """Turn a merged tree into frozen dataclasses, checking value ranges.
 
-
-def _drop_default_reward_choice(defaults: Any, overrides: DictConfig) -> None:
-    """Let ``reward.path=f.py`` on the command line replace the file's ``reward.plugin``.
-
-    Only the choice of reward is dropped from the defaults, and only when the
-    overrides make a choice of their own; every other reward key is left as is.
+    Interpolations are resolved here, in the whole tree (so the reward section
+    may refer to ``${trainer.seed}``): the reward layer gets a plain section.
+    Relative ``data.path`` and ``model.path`` are resolved here too, once, so
+    that every use of them (prompts, model, tokenizer) sees the same file.
     """
-    chosen = overrides.get("reward")
-    section = defaults.get("reward") if isinstance(defaults, DictConfig) else None
-    if not isinstance(chosen, DictConfig) or not isinstance(section, DictConfig):
-        return
-    if any(key in chosen for key in REWARD_SELECTORS):
-        for key in REWARD_SELECTORS:
-            section.pop(key, None)
-
-
-def to_record(node: DictConfig) -> TrainConfig:
-    """Turn a merged tree into frozen dataclasses, checking value ranges."""
     raw = OmegaConf.to_container(node, resolve=True)
     assert isinstance(raw, dict)
+    raw["data"]["path"] = str(resolve_path(raw["data"]["path"]))
+    if raw["model"]["path"]:
+        raw["model"]["path"] = str(resolve_path(raw["model"]["path"]))
     config = TrainConfig(
         model=ModelConfig(**raw["model"]),
         data=DataConfig(**raw["data"]),
@@ -149,6 +145,7 @@ def to_record(node: DictConfig) -> TrainConfig:
         algo=AlgoConfig(**raw["algo"]),
         trainer=LoopConfig(**raw["trainer"]),
         reward=dict(raw["reward"]),
+        reward_overrides=(*raw["reward_overrides"], *reward_overrides),
     )
     _check_ranges(config)
     return config
@@ -165,7 +162,7 @@ def resolve_path(path: str) -> Path:
 
 def as_dict(config: TrainConfig) -> dict[str, Any]:
     """The config as nested plain data, for ``config.yaml`` in the output directory."""
-    return dataclasses.asdict(config)
+    return {**dataclasses.asdict(config), "reward_overrides": list(config.reward_overrides)}
 
 
 _POSITIVE: Mapping[str, tuple[str, ...]] = {

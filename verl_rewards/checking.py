@@ -51,11 +51,9 @@ class CheckReport:
         return "\n".join([head, *(f"     - {p}" for p in self.problems)])
 
 
-def check_plugins(
-    specs: Sequence[str] = (), records: Sequence[PluginRecord] | None = None
-) -> list[CheckReport]:
+def check_plugins(specs: Sequence[str] = ()) -> list[CheckReport]:
     """Check the plugins ``specs`` name (``name`` or ``dist:name``), or all installed."""
-    records = discovery.find_plugins() if records is None else records
+    records = discovery.find_plugins()
     selected = select_all(specs, records) if specs else list(records)
     return [check_plugin(record) for record in selected]
 
@@ -83,18 +81,10 @@ def select_all(specs: Sequence[str], records: Sequence[PluginRecord]) -> list[Pl
 
 def check_plugin(record: PluginRecord) -> CheckReport:
     """Load ``record``'s target (validating its shape) and run its examples."""
-    ref = RewardRef.from_plugin(record)
     try:
-        loaded = resolve(ref)
-    except PluginShapeError as e:
-        # A class whose constructor needs kwargs (a judge's URL, say) cannot be
-        # built bare; its examples' kwargs are what it is meant to run with.
-        retried = _resolve_with_example_kwargs(ref)
-        if retried is None:
-            return CheckReport(record, False, (_load_problem(ref, e),), 0)
-        loaded = retried
+        loaded = load_for_inspection(record)
     except (Exception, SystemExit) as e:  # noqa: BLE001 - a plugin may even sys.exit on import
-        return CheckReport(record, False, (_load_problem(ref, e),), 0)
+        return CheckReport(record, False, (_load_problem(record.display_name, e),), 0)
     examples = loaded.meta.examples
     problems = tuple(
         problem
@@ -104,6 +94,23 @@ def check_plugin(record: PluginRecord) -> CheckReport:
     return CheckReport(record, not problems, problems, len(examples), describe_shape(loaded))
 
 
+def load_for_inspection(record: PluginRecord) -> LoadedReward:
+    """Load ``record``'s reward as ``check`` and ``show`` see it: bare, or, for a
+    class whose constructor needs kwargs (a judge's URL, say), with the kwargs of
+    its first example that has some: those are what it is meant to run with.
+
+    Raises what the bare load raised when that does not help either.
+    """
+    ref = RewardRef.from_plugin(record)
+    try:
+        return resolve(ref)
+    except PluginShapeError:
+        retried = _resolve_with_example_kwargs(ref)
+        if retried is None:
+            raise
+        return retried
+
+
 def run_example(loaded: LoadedReward, example: Example, number: int = 1) -> str | None:
     """Score one self-test example; ``None`` when it passed, else what went wrong."""
     label = f"example {number} ({_inputs(example)})"
@@ -111,7 +118,7 @@ def run_example(loaded: LoadedReward, example: Example, number: int = 1) -> str 
         try:
             loaded = resolve(loaded.ref.with_kwargs({**loaded.ref.kwargs, **example.kwargs}))
         except (Exception, SystemExit) as e:  # noqa: BLE001 - reported, not raised
-            return f"{label}: cannot bind kwargs {dict(example.kwargs)}: {_load_problem(loaded.ref, e)}"
+            return f"{label}: cannot bind kwargs {dict(example.kwargs)}: {_load_problem(loaded.display_name, e)}"
     timeout = loaded.meta.timeout_s or EXAMPLE_TIMEOUT_S
     sample = Sample(example.data_source, example.solution_str, example.ground_truth,
                     example.extra_info)
@@ -145,10 +152,10 @@ def describe_shape(loaded: LoadedReward) -> str:
     return f"{loaded.shape}, {'async' if loaded.is_async else 'sync'} {kind}"
 
 
-def _load_problem(ref: RewardRef, error: BaseException) -> str:
+def _load_problem(display_name: str, error: BaseException) -> str:
     if isinstance(error, VerlRewardsError):  # already names the plugin, dist and cause
         return str(error)
-    return f"cannot load reward {ref.display_name}: {type(error).__name__}: {error}"
+    return f"cannot load reward {display_name}: {type(error).__name__}: {error}"
 
 
 def _inputs(example: Example) -> str:

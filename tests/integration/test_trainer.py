@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from trainer.main import main
-from trainer.settings import PROJECT_ROOT
+from trainer.settings import DEFAULT_CONFIG, PROJECT_ROOT
+from verl_rewards.cli.main import main as cli
 
 TINY = [
     "model.hidden_size=32", "model.num_heads=2", "model.num_layers=1",
@@ -45,7 +46,7 @@ def _metrics(out: Path) -> list[dict]:
 
 
 def test_installed_plugin_on_ray_writes_metrics_curve_and_a_reloadable_checkpoint(
-    ray_session, tmp_path, capsys
+    ray_session, tmp_path, capsys, monkeypatch
 ):
     out = tmp_path / "run"
     assert main([*TINY, *RAY, "trainer.total_steps=3", f"trainer.output_dir={out}"]) == 0
@@ -66,11 +67,29 @@ def test_installed_plugin_on_ray_writes_metrics_curve_and_a_reloadable_checkpoin
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {
         p.name for p in (out / "checkpoint").iterdir()}
 
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    import trainer.loop
+
+    built, real = [], trainer.loop.build_policy  # the resumed run's policy, before any update
+
+    def build_policy(*args, **kwargs):
+        model = real(*args, **kwargs)
+        built.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+        return model
+
+    monkeypatch.setattr(trainer.loop, "build_policy", build_policy)
     again = tmp_path / "resumed"
     assert main([*TINY, "reward.executor=local", "trainer.total_steps=1",
                  f"model.path={out / 'checkpoint'}", f"trainer.output_dir={again}"]) == 0
     assert "policy: " in capsys.readouterr().out
     assert len(_metrics(again)) == 1
+    saved = AutoModelForCausalLM.from_pretrained(out / "checkpoint", local_files_only=True,
+                                                 dtype=torch.float32).state_dict()
+    [initial] = built
+    assert initial.keys() == saved.keys()
+    assert all(torch.equal(initial[k], saved[k]) for k in saved)
 
 
 def test_file_reward_runs_on_ray_workers_and_failures_are_counted_not_fatal(
@@ -146,6 +165,19 @@ def test_command_line_bad_reward_key_exits_2_without_a_traceback(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith("trainer: reward config error: unknown key 'reward.not_a_key'")
     assert "Traceback" not in proc.stderr and not out.exists()
+
+
+def test_score_command_takes_the_trainer_config_and_a_reward_chosen_by_override(
+    tmp_path, reward_file, capsys
+):
+    rows = tmp_path / "in.jsonl"
+    rows.write_text(json.dumps({"data_source": "d", "solution_str": "abc", "ground_truth": ""}) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert cli(["score", "--config", str(DEFAULT_CONFIG), "-i", str(rows), "-o", str(out),
+                f"reward.path={reward_file(FILE_REWARD)}", "reward.executor=local"]) == 0
+    [row] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["score"] == pytest.approx(0.5) and row["error"] is None  # len("abc") / 6
+    assert "with compute_score (file " in capsys.readouterr().out  # not the file's plugin
 
 
 def test_help_exits_0(capsys):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from verl_rewards.checking import CheckReport, check_named, check_plugins
+from verl_rewards.checking import CheckReport, check_named, check_plugins, load_for_inspection
 from verl_rewards.cli.main import main
-from verl_rewards.discovery import PluginRecord, select
-from verl_rewards.errors import ConfigError, PluginNotFoundError
+from verl_rewards.discovery import select
+from verl_rewards.errors import ConfigError, PluginNotFoundError, PluginShapeError
 from verl_rewards.pytest_plugin import assert_plugin_ok
 
 TESTKIT = "verl-rewards-testkit"
@@ -79,7 +79,6 @@ def acme(make_dist):
         judge="plug_acme:Judge", needs_url="plug_acme:NeedsUrl",
         broken="plug_acme_broken:f",
     ), {"plug_acme.py": DECORATED, "plug_acme_broken.py": "import numpyy_not_installed\n"})
-    return lambda name: PluginRecord(name, "", "acme-rewards", "1.0")
 
 
 def _report(name: str) -> CheckReport:
@@ -100,6 +99,15 @@ def test_examples_bind_their_kwargs_into_the_reward(acme):
 def test_a_class_whose_constructor_needs_kwargs_is_checked_with_its_examples_kwargs(acme):
     report = _report("judge")
     assert (report.ok, report.examples_run, report.shape) == (True, 2, "sample, sync class")
+
+
+def test_check_and_show_load_a_class_needing_kwargs_the_same_way(acme, capsys):
+    loaded = load_for_inspection(select("acme-rewards:judge"))
+    assert loaded.is_class and (loaded.call.url, loaded.call.weight) == ("http://judge", 0.5)
+    assert main(["show", "acme-rewards:judge"]) == 0  # show uses the same loader
+    assert "  shape:        sample, sync class" in capsys.readouterr().out.splitlines()
+    with pytest.raises(PluginShapeError, match=r"cannot construct NeedsUrl\(\*\*reward.kwargs\)"):
+        load_for_inspection(select("acme-rewards:needs_url"))  # the bare load's error
 
 
 def test_a_class_needing_kwargs_that_no_example_supplies_fails_naming_the_constructor(acme):
@@ -188,7 +196,11 @@ def test_a_failure_exits_1_naming_plugin_distribution_and_cause(capsys, acme):
         "FAIL wrong (acme-rewards 1.0): sample, sync function; 1/4 examples passed",
         "     - example 2 (solution_str='b', ground_truth='a'): expected 1.0, got 0.0",
         "     - example 3 (solution_str='raise', ground_truth='a'): ValueError: cannot parse the answer",
-        captured.out.splitlines()[6],
+        "     - example 4 (solution_str='a', ground_truth='a', kwargs={'nope': 1}): cannot bind "
+        "kwargs {'nope': 1}: cannot load reward wrong (acme-rewards 1.0): signature (data_source, "
+        "solution_str, ground_truth, extra_info=None) cannot be called as fn(data_source, "
+        "solution_str, ground_truth, extra_info=None, **kwargs) with reward.kwargs ['nope']: "
+        "TypeError: got an unexpected keyword argument 'nope'",
         "",
         "checked 3 plugin(s): 1 ok, 2 failed",
     ]

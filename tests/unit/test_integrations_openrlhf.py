@@ -162,7 +162,11 @@ def test_strip_suffixes_can_be_configured(monkeypatch):
     assert load_reward_file()(["Q 7</s><pad>"], ["Q"], ["7"])["rewards"].tolist() == [1.0]
 
 
-def test_the_plugin_is_resolved_once_in_the_real_module(reward_func):
+def test_the_plugin_is_resolved_once_in_the_real_module(reward_func, monkeypatch):
+    loads = []
+    real_load = real_module._load
+    monkeypatch.setattr(real_module, "_load", lambda env: (loads.append(env), real_load(env))[1])
     for _ in range(3):
-        reward_func(["P1"], ["P"], ["1"])
-    assert len(real_module._settings._values) == 1  # not in OpenRLHF's "reward_func" copy
+        assert reward_func(["P1"], ["P"], ["1"])["rewards"].tolist() == [1.0]
+    assert len(loads) == 1  # by the real module's loader, not OpenRLHF's "reward_func" copy's
+    assert len(real_module._settings._values) == 1

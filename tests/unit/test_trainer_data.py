@@ -29,13 +29,24 @@ def test_rows_become_records_with_defaults(tmp_path):
 
 
 @pytest.mark.parametrize("line, message", [
-    ("{not json", "row 1: not valid JSON"),
-    ('{"text": "x"}', "row 1: expected an object with a string 'prompt'"),
-    ('{"prompt": "x", "extra_info": [1]}', "row 1: 'extra_info' must be an object"),
+    ("{not json", "line 1: not valid JSON"),
+    ('{"text": "x"}', "line 1: expected an object with a string 'prompt'"),
+    ('{"prompt": "x", "extra_info": [1]}', "line 1: 'extra_info' must be an object"),
 ])
-def test_malformed_rows_name_the_row(tmp_path, line, message):
+def test_malformed_rows_name_the_line(tmp_path, line, message):
     with pytest.raises(DataError, match=message):
         load_prompts(_write(tmp_path, line))
+
+
+def test_the_line_named_is_the_files_own_line_number_blank_lines_included(tmp_path):
+    good = json.dumps({"prompt": "a\u2028b"}, ensure_ascii=False)  # U+2028 is not a line end
+    path = _write(tmp_path, good, "", "   ", good, "{not json")
+    with pytest.raises(DataError) as info:
+        load_prompts(path)
+    assert str(info.value) == (f"{path}, line 5: not valid JSON "
+                               "(Expecting property name enclosed in double quotes)")
+    path = _write(tmp_path, good, "", good)
+    assert [(r.row, r.prompt) for r in load_prompts(path)] == [(0, "a\u2028b"), (1, "a\u2028b")]
 
 
 def test_missing_or_empty_file_is_an_error(tmp_path):

@@ -11,7 +11,7 @@ from transformers import GenerationConfig
 from trainer import grpo
 from trainer.data import PromptRecord
 from trainer.model import build_policy
-from trainer.rollout import generate, response_mask, suppressed_tokens
+from trainer.rollout import TokenBatch, generate, response_mask, suppressed_tokens
 from trainer.settings import AlgoConfig, ModelConfig
 from trainer.tokenizer import build_char_tokenizer
 
@@ -129,3 +129,18 @@ def test_update_moves_probability_towards_positive_advantages(policy):
         new, _ = grpo.token_logprobs(model, rollout, 1.0)
     delta = ((new - old) * rollout.response_mask).sum(dim=1)  # per-sequence log-prob change
     assert delta[advantages > 0].mean() > delta[advantages < 0].mean()
+
+
+def test_a_mini_batch_is_the_selected_rows_tokens_and_gives_their_logprobs(policy):
+    model, tok = policy
+    rollout = generate(model, tok, _prompts("12:", "9:"), n=2, max_new_tokens=4, temperature=1.0)
+    rows = torch.tensor([3, 0])
+    batch = rollout.select(rows)
+    assert type(batch) is TokenBatch  # no records or texts to keep in step
+    assert torch.equal(batch.input_ids, rollout.input_ids[rows])
+    assert torch.equal(batch.response_mask, rollout.response_mask[rows])
+    assert (batch.prompt_length, batch.suppressed) == (rollout.prompt_length, rollout.suppressed)
+    with torch.no_grad():
+        whole, _ = grpo.token_logprobs(model, rollout, 1.0)
+        part, _ = grpo.token_logprobs(model, batch, 1.0)
+    torch.testing.assert_close(part, whole[rows], atol=1e-5, rtol=1e-5)

@@ -7,7 +7,6 @@ import math
 import threading
 import time
 from concurrent.futures import Future
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -16,12 +15,21 @@ from trainer import rewards
 from trainer.data import PromptRecord
 from trainer.metrics import MetricsLog, console_line, moving_average, plot_reward_curve, read_metrics
 from trainer.rollout import Rollout
+from verl_rewards.results import BatchResult, Provenance, assemble
+from verl_rewards.scoring import Outcome
 
 
-def _result(scores, errors, statuses=None, extra=None):
-    statuses = statuses or ["ok" if e is None else "failed" for e in errors]
-    return SimpleNamespace(scores=scores, errors=errors, extra_info=extra or {},
-                           n_failed=statuses.count("failed"), n_timed_out=statuses.count("timeout"))
+def _result(*outcomes: Outcome, error_score: float = 0.0) -> BatchResult:
+    """A batch result as the scorer assembles it."""
+    return assemble(outcomes, Provenance("file", "r", "r (file r.py)"), error_score)
+
+
+def _ok(score: float, **extra) -> Outcome:
+    return Outcome(score, extra or None, None, "ok")
+
+
+def _failed(error: str, status: str = "failed") -> Outcome:
+    return Outcome(None, None, error, status)
 
 
 def test_samples_carry_the_prompt_fields_and_response_lengths():
@@ -58,28 +66,29 @@ def test_launch_stamps_completion_while_the_trainer_is_busy():
             return future
 
     pending = rewards.launch(Scorer(), [])
-    time.sleep(0.2)  # "log-prob work" outlasting the reward
+    time.sleep(1.0)  # "log-prob work" far outlasting the reward
     result, timing = pending.wait(overlapped_until=time.perf_counter())
     assert result == "done"
-    assert 0.04 < timing.latency_s < 0.15 and timing.hidden_frac == 1.0
+    # Stamped when the result came (~0.05 s), not when the trainer looked (1 s).
+    assert 0.04 < timing.latency_s < 0.5 and timing.hidden_frac == 1.0
 
 
 def test_reward_metrics_leave_failed_samples_out_of_the_mean():
-    result = _result([1.0, 0.0, 0.5, 0.0], [None, "ValueError: x", None, "SampleTimeout: y"],
-                     ["ok", "failed", "ok", "timeout"],
-                     extra={"exact": [1.0, None, 0.0, None], "note": ["a", None, "b", None]})
+    result = _result(_ok(1.0, exact=1.0, note="a"), _failed("ValueError: x"),
+                     _ok(0.5, exact=0.0, note="b"), _failed("SampleTimeout: y", "timeout"),
+                     error_score=-1.0)
     metrics = rewards.reward_metrics(result, rewards.RewardTiming(0.2, 0.1))
     assert metrics == {
         "reward_mean": 0.75, "reward_std": 0.25, "reward_min": 0.5, "reward_max": 1.0,
         "reward_failed": 1, "reward_timed_out": 1, "reward_latency_s": 0.2,
         "reward_hidden_s": 0.1, "reward_hidden_frac": 0.5, "reward_extra/exact": 0.5,
     }
-    assert rewards.score_tensor(result).tolist() == [1.0, 0.0, 0.5, 0.0]
+    assert rewards.score_tensor(result).tolist() == [1.0, -1.0, 0.5, -1.0]  # error_score
     assert rewards.first_errors(result) == ["ValueError: x", "SampleTimeout: y"]
 
 
 def test_all_failed_gives_no_mean_rather_than_a_fake_zero():
-    metrics = rewards.reward_metrics(_result([0.0, 0.0], ["E: a", "E: a"]),
+    metrics = rewards.reward_metrics(_result(_failed("E: a"), _failed("E: a")),
                                      rewards.RewardTiming(0.1, 0.1))
     assert metrics["reward_mean"] is None and metrics["reward_failed"] == 2
 

@@ -6,21 +6,28 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+import yaml
 
+import trainer.settings
 from trainer.settings import (
     DEFAULT_CONFIG,
     PROJECT_ROOT,
     TrainConfig,
     TrainerConfigError,
+    as_dict,
     load_config,
     resolve_path,
 )
+from verl_rewards.config import load_config as load_reward_config
+from verl_rewards.errors import ConfigError, UnknownConfigKeyError
 
 
-def test_defaults_load_and_the_yaml_agrees_with_the_schema():
+def test_defaults_load_and_the_yaml_agrees_with_the_schema(monkeypatch):
+    monkeypatch.chdir(PROJECT_ROOT)  # data.path is then found as written
     config = load_config([])
     assert dataclasses.replace(config, reward={}) == TrainConfig()
     assert config.reward["plugin"] == "copy_digits" and config.reward["executor"] == "ray"
+    assert config.reward_overrides == ()
 
 
 def test_overrides_are_typed_and_merged():
@@ -30,12 +37,16 @@ def test_overrides_are_typed_and_merged():
     assert config.algo.kl_coef == 0.0 and config.rollout.temperature == 0.7
 
 
-def test_reward_section_passes_through_untouched_even_unknown_keys():
-    config = load_config(["reward.plugin=gsm8k", "reward.kwargs.strict=true",
-                          "reward.not_a_key=1"])
-    assert config.reward["plugin"] == "gsm8k"
-    assert config.reward["kwargs"] == {"strict": True}
-    assert config.reward["not_a_key"] == 1  # the reward layer, not the trainer, rejects it
+def test_reward_section_and_overrides_pass_through_untouched_even_unknown_keys(tmp_path):
+    config_file = tmp_path / "c.yaml"
+    config_file.write_text(DEFAULT_CONFIG.read_text() + "  not_a_key: 1\n")  # under reward:
+    overrides = ["reward.plugin=gsm8k", "reward.kwargs.strict=true", "reward.not_a_key=2"]
+    config = load_config(["trainer.total_steps=3", *overrides], config_file)
+    assert config.reward == {**load_config([]).reward, "not_a_key": 1}
+    assert config.reward_overrides == tuple(overrides)
+    assert config.trainer.total_steps == 3
+    with pytest.raises(UnknownConfigKeyError):  # the reward layer, not the trainer, rejects it
+        load_reward_config(config.reward, config.reward_overrides)
 
 
 @pytest.mark.parametrize("override, message", [
@@ -80,7 +91,47 @@ def test_relative_paths_fall_back_to_the_project_root(tmp_path, monkeypatch):
 
 def test_choosing_a_reward_on_the_command_line_replaces_the_default_choice():
     config = load_config(["reward.path=my_reward.py"])
-    assert config.reward["path"] == "my_reward.py" and "plugin" not in config.reward
-    assert config.reward["executor"] == "ray"  # the other defaults stay
+    reward = load_reward_config(config.reward, config.reward_overrides)
+    assert (reward.path, reward.plugin) == ("my_reward.py", None)
+    assert reward.executor == "ray" and reward.num_workers == 1  # the other defaults stay
     both = load_config(["reward.path=f.py", "reward.plugin=gsm8k"])
-    assert (both.reward["path"], both.reward["plugin"]) == ("f.py", "gsm8k")  # the reward layer objects
+    with pytest.raises(ConfigError, match="plugin and path given"):  # the reward layer objects
+        load_reward_config(both.reward, both.reward_overrides)
+
+
+def test_data_and_model_paths_are_resolved_once_when_the_config_loads(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = load_config(["model.path=trainer/config"])  # a directory under the project root
+    assert config.model.path == str(PROJECT_ROOT / "trainer/config")
+    assert config.data.path == str(PROJECT_ROOT / "examples/data/toy_copy.jsonl")
+    assert load_config([]).model.path is None
+
+
+def test_a_checkpoint_relative_to_the_project_root_gives_its_model_and_tokenizer(
+    tmp_path, monkeypatch
+):
+    from trainer.loop import build
+    from trainer.model import build_policy
+    from trainer.settings import ModelConfig
+    from trainer.tokenizer import build_char_tokenizer
+
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    tokenizer = build_char_tokenizer("0123456789:")
+    tiny = ModelConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32)
+    build_policy(tiny, tokenizer).save_pretrained(root / "ckpt")
+    tokenizer.save_pretrained(root / "ckpt")
+    monkeypatch.setattr(trainer.settings, "PROJECT_ROOT", root)
+    monkeypatch.chdir(elsewhere)  # "ckpt" is only found from the (patched) project root
+    config = load_config(["model.path=ckpt", "algo.kl_coef=0"])
+    policy = build(config, prompts=[])
+    assert config.model.path == str(root / "ckpt")
+    assert len(policy.tokenizer) == len(tokenizer)
+    assert policy.model.config.hidden_size == 16
+
+
+def test_the_written_config_reads_back_as_the_same_config(tmp_path):
+    config = load_config(["trainer.total_steps=7", "reward.path=f.py", "reward.kwargs.k=1"])
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(as_dict(config), sort_keys=False))
+    assert load_config([], path) == config

@@ -47,11 +47,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _requirement() -> str:
     """``verl-rewards>=X.Y`` for the running release (unpinned from a source tree)."""
-    from importlib import metadata
+    from .. import __version__
 
     try:
-        major, minor = metadata.version("verl-rewards").split(".")[:2]
-    except (metadata.PackageNotFoundError, ValueError):
+        major, minor = __version__.split(".")[:2]
+    except ValueError:  # "0+unknown" from a source tree
         return "verl-rewards"
     if not (major.isdigit() and minor.isdigit()):
         return "verl-rewards"

@@ -70,6 +70,11 @@ class _Tally:
         self.ok_scores.extend(result.ok_scores())
         self.extra_keys.update(dict.fromkeys(result.extra_info))
 
+    @property
+    def produced(self) -> set[str]:
+        """The columns the reward writes; its values replace input columns of the same name."""
+        return {"score", "error", *self.extra_keys}
+
 
 def run(args: argparse.Namespace) -> int:
     """Validate config and input, score in batches, write the output, summarise."""
@@ -151,11 +156,8 @@ def _auto_batch(n: int) -> int:
 
 
 def _output_rows(rows: list[dict[str, Any]], tally: _Tally) -> list[dict[str, Any]]:
-    """Each input row, then ``score``, every extra key the reward returned, ``error``.
-
-    The reward's values replace input columns of the same name.
-    """
-    produced = {"score", "error", *tally.extra_keys}
+    """Each input row, then ``score``, every extra key the reward returned, ``error``."""
+    produced = tally.produced
     out = []
     for row, result in zip(rows, tally.results):
         kept = {k: v for k, v in row.items() if k not in produced}
@@ -167,7 +169,7 @@ def _output_rows(rows: list[dict[str, Any]], tally: _Tally) -> list[dict[str, An
 def _input_columns(rows: list[dict[str, Any]], tally: _Tally) -> list[str]:
     from .rowfiles import columns_of
 
-    produced = {"score", "error", *tally.extra_keys}  # the reward's values win
+    produced = tally.produced
     return [c for c in columns_of(rows) if c not in produced]
 
 

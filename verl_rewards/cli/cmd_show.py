@@ -32,14 +32,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import the plugin and describe it."""
+    from ..checking import load_for_inspection
     from ..discovery import select
-    from ..reference import RewardRef
-    from ..resolve import resolve
 
     record = select(args.name)
     if not args.json:
         emit(record.display_name, *_lines({"target": record.target}))
-    loaded = resolve(RewardRef.from_plugin(record))  # a load error maps to exit 1
+    loaded = load_for_inspection(record)  # as `check` loads it; a load error maps to exit 1
     info = describe(record, loaded)
     if args.json:
         import json

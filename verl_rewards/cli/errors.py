@@ -4,15 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..errors import (
-    ConfigError,
-    ExecutorError,
-    PluginLoadError,
-    RewardError,
-    RewardValueError,
-    SampleError,
-    VerlRewardsError,
-)
+from ..errors import ConfigError, SampleError, VerlRewardsError
 
 EXIT_OK: Final = 0
 EXIT_FAILURE: Final = 1  # a check or scoring failure
@@ -31,23 +23,7 @@ class CheckFailed(VerlRewardsError):
     """At least one plugin failed ``check`` (the report has been printed)."""
 
 
-# Most specific first: the first class an error is an instance of wins.
-_EXIT_CODES: Final[tuple[tuple[type[BaseException], int], ...]] = (
-    (UsageError, EXIT_USAGE),
-    (ConfigError, EXIT_USAGE),
-    (SampleError, EXIT_USAGE),
-    (CheckFailed, EXIT_FAILURE),
-    (PluginLoadError, EXIT_FAILURE),
-    (RewardError, EXIT_FAILURE),
-    (RewardValueError, EXIT_FAILURE),
-    (ExecutorError, EXIT_FAILURE),
-    (VerlRewardsError, EXIT_FAILURE),
-)
-
-
 def exit_code(error: BaseException) -> int:
-    """The exit code for ``error``: 2 for usage/config/input, 1 for failures."""
-    for cls, code in _EXIT_CODES:
-        if isinstance(error, cls):
-            return code
-    return EXIT_FAILURE
+    """The exit code for ``error``: 2 for bad usage, configuration or input; 1 for the rest
+    (a failed check, a plugin that does not load, a reward or executor failure, a bug)."""
+    return EXIT_USAGE if isinstance(error, (UsageError, ConfigError, SampleError)) else EXIT_FAILURE

@@ -138,11 +138,7 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: object, option_string: str | None = None) -> NoReturn:
-        from importlib import metadata
+        from .. import __version__
 
-        try:
-            version = metadata.version("verl-rewards")
-        except metadata.PackageNotFoundError:
-            version = "0+unknown"
-        print(f"{PROG} {version}")
+        print(f"{PROG} {__version__}")
         parser.exit()

@@ -7,10 +7,11 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, Generic, Literal, NamedTuple, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from ..errors import ConfigError
 from ..resolve import LoadedReward
+from ..results import BatchResult, Provenance, assemble
 from ..samples import Sample
 from ..scoring import Limits, score_samples
 
@@ -69,7 +70,7 @@ def selection_key(options: Mapping[str, Any]) -> Hashable:
         hash(key)
         return key
     except TypeError:
-        return json.dumps(_canonical(plain(options)), sort_keys=True, default=repr)
+        return json.dumps(plain(options), sort_keys=True, default=repr)
 
 
 def plain(value: Any) -> Any:
@@ -85,23 +86,10 @@ def plain(value: Any) -> Any:
     return value
 
 
-class Scored(NamedTuple):
-    """One batch's scores, under the adapter's failure policy."""
-
-    scores: list[float]  # error_score for failed samples
-    extras: list[Mapping[str, Any] | None]  # the plugin's extra keys, per sample
-    errors: list[str | None]  # "Type: message" for failed samples
-
-    @property
-    def n_failed(self) -> int:
-        """Samples that raised, returned an invalid value or timed out."""
-        return sum(e is not None for e in self.errors)
-
-
 def score_batch(
     loaded: LoadedReward, samples: Sequence[Sample], limits: Limits, on_error: OnError,
     error_score: float,
-) -> Scored:
+) -> BatchResult:
     """Score ``samples`` with the core's scoring (timeouts, validation).
 
     ``on_error='raise'`` raises :class:`~verl_rewards.errors.RewardError` at the
@@ -109,13 +97,9 @@ def score_batch(
     naming the plugin and the sample index.
     """
     outcomes = score_samples(loaded, samples, limits, stop_on_error=on_error == "raise")
-    errors = [None if o.status == "ok" else (o.error or o.status) for o in outcomes]
-    _warn_failures(loaded.display_name, errors, error_score)
-    return Scored(
-        scores=[o.score if o.score is not None else error_score for o in outcomes],
-        extras=[o.extra for o in outcomes],
-        errors=errors,
-    )
+    result = assemble(outcomes, Provenance.of(loaded.ref), error_score)
+    _warn_failures(loaded.display_name, result.errors, error_score)
+    return result
 
 
 def _warn_failures(plugin: str, errors: Sequence[str | None], error_score: float) -> None:
@@ -126,11 +110,3 @@ def _warn_failures(plugin: str, errors: Sequence[str | None], error_score: float
     if len(failed) > _MAX_WARNINGS:
         logger.warning("reward %s: %d more failed samples in this batch of %d scored %s",
                        plugin, len(failed) - _MAX_WARNINGS, len(errors), error_score)
-
-
-def _canonical(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _canonical(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
-    return value

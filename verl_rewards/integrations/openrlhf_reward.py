@@ -33,9 +33,10 @@ from typing import Any, NamedTuple
 # Absolute imports: OpenRLHF loads this file by path, outside its package.
 from verl_rewards.config import load_config
 from verl_rewards.errors import ConfigError
-from verl_rewards.integrations._common import OnError, ProcessCache, Scored, logger, score_batch
+from verl_rewards.integrations._common import OnError, ProcessCache, logger, score_batch
 from verl_rewards.reference import RewardRef
 from verl_rewards.resolve import LoadedReward, resolve
+from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scoring import Limits
 
@@ -98,9 +99,9 @@ def score_queries(
                          f"and {len(labels)} labels; expected one of each per sample")
     samples = [Sample(settings.data_source, response_of(q, p, settings.strip), label,
                       {"prompt": p}) for q, p, label in zip(queries, prompts, labels)]
-    scored = score_batch(loaded, samples, settings.limits, settings.on_error,
+    result = score_batch(loaded, samples, settings.limits, settings.on_error,
                          settings.error_score)
-    return _openrlhf_result(scored, settings.log_keys)
+    return _openrlhf_result(result, settings.log_keys)
 
 
 def response_of(query: str, prompt: str, strip: Sequence[str] = DEFAULT_STRIP) -> str:
@@ -199,15 +200,15 @@ def _number(env: Mapping[str, str], name: str, default: str) -> float:
         raise ConfigError(f"{name} must be a number, not {text!r}") from e
 
 
-def _openrlhf_result(scored: Scored, log_keys: Sequence[str]) -> dict[str, Any]:
+def _openrlhf_result(result: BatchResult, log_keys: Sequence[str]) -> dict[str, Any]:
     import torch  # OpenRLHF runs on torch; verl-rewards itself does not need it
 
-    rewards = torch.tensor(scored.scores, dtype=torch.float32)
+    rewards = torch.tensor(result.scores, dtype=torch.float32)
     # Fixed keys: OpenRLHF concatenates extra_logs across batches key by key.
-    logs = {"reward_failed": torch.tensor([float(e is not None) for e in scored.errors])}
+    logs = {"reward_failed": torch.tensor([float(s != "ok") for s in result.statuses])}
     for key in log_keys:
-        logs[key] = torch.tensor([_loggable((x or {}).get(key)) for x in scored.extras],
-                                 dtype=torch.float32)
+        values = result.extra_info.get(key) or [None] * len(result)
+        logs[key] = torch.tensor([_loggable(v) for v in values], dtype=torch.float32)
     return {"rewards": rewards, "scores": rewards.clone(), "extra_logs": logs}
 
 

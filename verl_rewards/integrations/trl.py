@@ -30,9 +30,10 @@ from ..config import RewardConfig, load_config
 from ..errors import ConfigError
 from ..reference import RewardRef
 from ..resolve import resolve
+from ..results import BatchResult
 from ..samples import Sample
 from ..scoring import Limits
-from ._common import OnError, Scored, score_batch
+from ._common import OnError, score_batch
 
 __all__ = ["AsyncPluginReward", "PluginReward", "reward_func"]
 
@@ -114,14 +115,14 @@ class _RewardBase:
     def score(self, completions: Sequence[Any], columns: Mapping[str, Any]) -> list[float]:
         """Score one TRL batch: one float per completion, in order."""
         samples = samples_from_batch(self.columns, completions, columns)
-        scored = score_batch(resolve(self.ref), samples, self.limits, self.on_error,
+        result = score_batch(resolve(self.ref), samples, self.limits, self.on_error,
                              self.error_score)
-        self._log_failures(columns.get("log_metric"), scored)
-        return scored.scores
+        self._log_failures(columns.get("log_metric"), result)
+        return result.scores
 
-    def _log_failures(self, log_metric: Any, scored: Scored) -> None:
-        if callable(log_metric) and scored.scores:
-            log_metric(f"rewards/{self.__name__}/failed", scored.n_failed / len(scored.scores))
+    def _log_failures(self, log_metric: Any, result: BatchResult) -> None:
+        if callable(log_metric) and len(result):  # failed or timed out
+            log_metric(f"rewards/{self.__name__}/failed", (len(result) - result.n_ok) / len(result))
 
 
 class PluginReward(_RewardBase):

@@ -164,8 +164,6 @@ def _host_kwargs_accepted(loaded: LoadedReward) -> frozenset[str]:
 
 
 def _result(value: Any, loaded: LoadedReward) -> VerlResult:
-    if type(value) is float and value - value == 0.0:  # fast path: a finite float
-        return value
     score, extra = validate(value, loaded.display_name, 0)  # verl scores one sample per call
     return score if extra is None else {"score": score, **extra}
 
