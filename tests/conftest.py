@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -18,19 +20,25 @@ MakeDist = Callable[..., Path]
 def make_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MakeDist:
     """Create a real, importable installed distribution under ``tmp_path``.
 
-    ``modules`` maps relative file paths (``pkg/__init__.py``) to source.
+    ``entry_points`` is either the text of ``entry_points.txt`` or a mapping
+    ``{name: "module:attr"}`` of ``verl_rewards`` plugins. ``modules`` maps
+    relative file paths (``pkg/__init__.py``) to source. Returns the
+    ``.dist-info`` directory (its parent is the site directory).
     """
     site = tmp_path / "site-packages"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))  # also invalidates import caches
 
-    def make(name: str, version: str, entry_points: str,
+    def make(name: str, version: str, entry_points: str | Mapping[str, str],
              modules: dict[str, str] | None = None, where: Path | None = None) -> Path:
         root = where or site
         info = root / f"{name.replace('-', '_')}-{version}.dist-info"
         info.mkdir(parents=True)
         info.joinpath("METADATA").write_text(
             f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        if not isinstance(entry_points, str):
+            entry_points = "[verl_rewards]\n" + "".join(
+                f"{plugin} = {target}\n" for plugin, target in entry_points.items())
         info.joinpath("entry_points.txt").write_text(textwrap.dedent(entry_points))
         for filename, source in (modules or {}).items():
             path = root.joinpath(filename)
@@ -41,6 +49,32 @@ def make_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MakeDist:
     return make
 
 
+@pytest.fixture
+def broken_dist(make_dist: MakeDist) -> Path:
+    """``broken-rewards 0.2``: plugin ``broken`` = ``plug_broken:score``, whose
+    module fails to import (``import numpyy_not_installed``). Returns its
+    ``.dist-info`` directory; pass ``.parent`` as PYTHONPATH to a subprocess."""
+    return make_dist("broken-rewards", "0.2", {"broken": "plug_broken:score"},
+                     {"plug_broken.py": "import numpyy_not_installed\n"})
+
+
+class Dist(NamedTuple):
+    name: str
+    version: str
+
+    @property
+    def label(self) -> str:
+        """``name version``, as plugin display names show it."""
+        return f"{self.name} {self.version}"
+
+
+@pytest.fixture(scope="session")
+def testkit() -> Dist:
+    """The installed test plugins (tests/fixtures/testkit), name and version."""
+    name = "verl-rewards-testkit"
+    return Dist(name, importlib.metadata.version(name))
+
+
 @pytest.fixture(autouse=True)
 def _restore_modules() -> Iterator[None]:
     """Forget modules and resolved rewards a test imported."""
@@ -48,7 +82,7 @@ def _restore_modules() -> Iterator[None]:
     cache = dict(resolve_module._cache)
     yield
     for name in set(sys.modules) - before:
-        if name.startswith(("verl_rewards_file_", "tp_", "plug")):
+        if name.startswith(("verl_rewards_file_", "tp_", "plug_", "acme_reward")):
             del sys.modules[name]
     resolve_module._cache.clear()
     resolve_module._cache.update(cache)

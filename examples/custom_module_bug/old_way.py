@@ -41,7 +41,7 @@ def main() -> int:
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         print("worker:", ray.get(score_remotely.remote(reward_fn, "so 18 + 24 = 42", "42")))
-    except Exception as e:  # RayTaskError wrapping the unpickling failure
+    except ray.exceptions.RayError as e:  # RayTaskError wrapping the unpickling failure
         cause = "No module named 'custom_module'" if "custom_module" in str(e) else str(e)
         print(f"worker failed: {type(e).__name__}: ... {cause}")
         return 1

@@ -17,13 +17,11 @@ def test_broken_plugin_fails_with_the_report(verl_reward_check):
 """
 
 
-def test_fixture_passes_a_good_plugin_and_fails_a_broken_one_with_its_report(make_dist, tmp_path):
-    info = make_dist("broken-rewards", "0.2", "[verl_rewards]\nbroken = plug_broken:score\n",
-                     {"plug_broken.py": "import numpyy_not_installed\n"})
+def test_fixture_passes_a_good_plugin_and_fails_a_broken_one_with_its_report(broken_dist, tmp_path):
     project = tmp_path / "author"
     project.mkdir()
     (project / "test_author.py").write_text(textwrap.dedent(AUTHOR_TESTS))
-    env = {**os.environ, "PYTHONPATH": str(info.parent)}
+    env = {**os.environ, "PYTHONPATH": str(broken_dist.parent)}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "test_author.py"], cwd=project, env=env, capture_output=True,
                           text=True, timeout=120)

@@ -9,47 +9,40 @@ import sys
 from verl_rewards import discovery
 from verl_rewards.cli.main import main
 
-TESTKIT = "verl-rewards-testkit"
-
-
-def _ep(**names: str) -> str:
-    return "[verl_rewards]\n" + "".join(f"{k} = {v}\n" for k, v in names.items())
-
 
 def _table(capsys) -> list[list[str]]:
     assert main(["list"]) == 0
     return [line.split() for line in capsys.readouterr().out.splitlines()]
 
 
-def test_table_lists_name_distribution_version_target(capsys):
+def test_table_lists_name_distribution_version_target(capsys, testkit):
     rows = _table(capsys)
     assert rows[0] == ["NAME", "DISTRIBUTION", "VERSION", "TARGET"]
-    assert ["exact_match", TESTKIT, "0.3.1", "verl_rewards_testkit.shapes:exact_match"] in rows
-    assert ["stateful", TESTKIT, "0.3.1", "verl_rewards_testkit.shapes:LockedCounter"] in rows
-    testkit = [r[0] for r in rows if r[1:2] == [TESTKIT]]
-    assert testkit == ["async_exact", "batch_exact", "exact_match", "faulty", "sleepy",
-                       "slow_batch", "slow_cpu", "stateful"]
+    dist = [testkit.name, testkit.version]
+    assert ["exact_match", *dist, "verl_rewards_testkit.shapes:exact_match"] in rows
+    assert ["stateful", *dist, "verl_rewards_testkit.shapes:LockedCounter"] in rows
+    names = [r[0] for r in rows if r[1:2] == [testkit.name]]
+    assert names == ["async_exact", "batch_exact", "exact_match", "faulty", "sleepy",
+                     "slow_batch", "slow_cpu", "stateful"]
 
 
-def test_json_is_a_list_of_objects(capsys):
+def test_json_is_a_list_of_objects(capsys, testkit):
     assert main(["list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert {"name": "exact_match", "distribution": TESTKIT, "version": "0.3.1",
+    assert {"name": "exact_match", "distribution": testkit.name, "version": testkit.version,
             "target": "verl_rewards_testkit.shapes:exact_match",
-            "qualified_name": f"{TESTKIT}:exact_match"} in listed
+            "qualified_name": f"{testkit.name}:exact_match"} in listed
     assert [e["name"] for e in listed] == sorted(e["name"] for e in listed)
 
 
-def test_a_broken_plugin_is_listed_and_not_imported(capsys, make_dist):
-    make_dist("broken-rewards", "0.2", _ep(broken="plug_broken:score"),
-              {"plug_broken.py": "import numpyy_not_installed\n"})
+def test_a_broken_plugin_is_listed_and_not_imported(capsys, broken_dist):
     assert ["broken", "broken-rewards", "0.2", "plug_broken:score"] in _table(capsys)
     assert "plug_broken" not in sys.modules
 
 
 def test_a_name_declared_twice_is_listed_twice_with_a_note(capsys, make_dist):
-    make_dist("dup-one", "1.0", _ep(twin="plug_a:f"))
-    make_dist("dup-two", "2.0", _ep(twin="plug_b:f"))
+    make_dist("dup-one", "1.0", {"twin": "plug_a:f"})
+    make_dist("dup-two", "2.0", {"twin": "plug_b:f"})
     assert main(["list"]) == 0
     captured = capsys.readouterr()
     rows = [line.split() for line in captured.out.splitlines()]
@@ -70,6 +63,7 @@ def test_no_plugins_says_how_to_make_one(capsys, monkeypatch):
 def test_list_imports_no_plugin_nor_ray_torch_omegaconf():
     code = """
 import sys
+import verl_rewards.__main__  # what `python -m verl_rewards` and the console script load
 from verl_rewards import discovery
 from verl_rewards.cli.main import main
 assert main(['list']) == 0

@@ -6,7 +6,6 @@ venv and runs `check` and its tests there.)"""
 from __future__ import annotations
 
 import ast
-import sys
 
 import pytest
 
@@ -37,11 +36,6 @@ def test_generates_a_package_with_entry_point_module_test_and_readme(tmp_path, c
     files = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
     assert files == ["README.md", "pyproject.toml", "src/acme_reward/__init__.py",
                      "src/acme_reward/reward.py", "tests/test_acme_reward.py"]
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
-    project = tomllib.loads((target / "pyproject.toml").read_text())["project"]
-    assert project["name"] == "acme-reward"
-    assert project["entry-points"] == {
-        "verl_rewards": {"acme_reward": "acme_reward.reward:compute_score"}}
     for path in target.rglob("*.py"):
         ast.parse(path.read_text(), str(path))
     out = capsys.readouterr().out
@@ -49,20 +43,27 @@ def test_generates_a_package_with_entry_point_module_test_and_readme(tmp_path, c
     assert f"  pip install -e {target}\n  verl-rewards check acme_reward\n" in out
 
 
+def test_the_pyproject_names_the_distribution_and_declares_the_entry_point(tmp_path):
+    try:
+        import tomllib  # Python 3.11+
+    except ModuleNotFoundError:
+        tomllib = pytest.importorskip("tomli", reason="Python 3.10 needs tomli to read TOML")
+    assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 0
+    project = tomllib.loads((tmp_path / "pkg" / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "acme-reward"
+    assert project["entry-points"] == {
+        "verl_rewards": {"acme_reward": "acme_reward.reward:compute_score"}}
+
+
 def test_the_generated_reward_scores_its_own_examples(tmp_path, monkeypatch):
     assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 0
     monkeypatch.syspath_prepend(str(tmp_path / "pkg" / "src"))
     from verl_rewards.metadata import metadata_of
 
-    module = __import__("acme_reward.reward", fromlist=["compute_score"])
-    try:
-        fn = module.compute_score
-        for example in metadata_of(fn).examples:
-            assert fn("d", example.solution_str, example.ground_truth)["score"] == example.expected
-        assert fn("d", "x\nYes", "yes", ignore_case=True) == {"score": 1.0, "answer": "yes"}
-    finally:
-        for name in [m for m in sys.modules if m.startswith("acme_reward")]:
-            del sys.modules[name]
+    fn = __import__("acme_reward.reward", fromlist=["compute_score"]).compute_score
+    for example in metadata_of(fn).examples:
+        assert fn("d", example.solution_str, example.ground_truth)["score"] == example.expected
+    assert fn("d", "x\nYes", "yes", ignore_case=True) == {"score": 1.0, "answer": "yes"}
 
 
 def test_default_directory_is_name(tmp_path, monkeypatch):
@@ -74,6 +75,8 @@ def test_default_directory_is_name(tmp_path, monkeypatch):
 def test_an_existing_empty_directory_is_used(tmp_path):
     (tmp_path / "pkg").mkdir()
     assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 0
+    assert (tmp_path / "pkg" / "pyproject.toml").is_file()
+    assert (tmp_path / "pkg" / "src" / "acme_reward" / "reward.py").is_file()
 
 
 def test_refuses_a_non_empty_directory(tmp_path, capsys):

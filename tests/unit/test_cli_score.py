@@ -41,7 +41,12 @@ def _score(tmp_path: Path, rows: list[dict], *overrides: str, out: str = "out.js
     return main(["score", "--input", str(source), "--output", str(tmp_path / out), *overrides])
 
 
-def test_jsonl_rows_are_kept_with_score_extra_keys_and_error(tmp_path, capsys):
+def _score_file(source: Path, target: Path, plugin: str = "exact_match") -> int:
+    """Score an existing ``source`` file into ``target`` on the local executor."""
+    return main(["score", "-i", str(source), "-o", str(target), f"reward.plugin={plugin}", *LOCAL])
+
+
+def test_jsonl_rows_are_kept_with_score_extra_keys_and_error(tmp_path, capsys, testkit):
     code = _score(tmp_path, _rows("1", "0", "raise", "nan"), "reward.plugin=faulty", *LOCAL)
     assert code == 0
     out = _read_jsonl(tmp_path / "out.jsonl")
@@ -49,9 +54,10 @@ def test_jsonl_rows_are_kept_with_score_extra_keys_and_error(tmp_path, capsys):
                       "extra_info": {"k": 0}, "score": 1.0, "error": None}
     assert [r["score"] for r in out] == [1.0, 0.0, 0.0, 0.0]
     assert out[2]["error"] == "RuntimeError: the reward raised on purpose"
-    assert out[3]["error"].startswith("RewardValueError: reward faulty (verl-rewards-testkit")
+    assert out[3]["error"] == (f"RewardValueError: reward faulty ({testkit.label}) returned an "
+                               "invalid value for sample 3: nan is not a finite number")
     summary = capsys.readouterr().out.splitlines()
-    assert summary[0].startswith("scored 4 samples with faulty (verl-rewards-testkit 0.3.1) "
+    assert summary[0].startswith(f"scored 4 samples with faulty ({testkit.label}) "
                                  "on the local executor in ")
     assert summary[1:] == ["  ok 2, failed 2, timed out 0",
                            "  mean score 0.5000 (over ok samples)",
@@ -108,8 +114,7 @@ def test_parquet_in_and_out(tmp_path, capsys):
     source = tmp_path / "in.parquet"
     pq.write_table(pa.Table.from_pylist(_rows("1", "0", "1")), source)
     target = tmp_path / "sub" / "out.parquet"
-    assert main(["score", "-i", str(source), "-o", str(target), "reward.plugin=exact_match",
-                 *LOCAL]) == 0
+    assert _score_file(source, target) == 0
     out = pq.read_table(target).to_pylist()
     assert [r["score"] for r in out] == [1.0, 0.0, 1.0]
     assert out[1]["extra_info"] == {"k": 1} and out[1]["error"] is None
@@ -119,8 +124,7 @@ def test_parquet_in_and_out(tmp_path, capsys):
 def test_jsonl_to_parquet_and_back(tmp_path):
     assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", *LOCAL,
                   out="out.parquet") == 0
-    assert main(["score", "-i", str(tmp_path / "out.parquet"), "-o", str(tmp_path / "again.jsonl"),
-                 "reward.plugin=faulty", *LOCAL]) == 0
+    assert _score_file(tmp_path / "out.parquet", tmp_path / "again.jsonl", "faulty") == 0
     assert [r["score"] for r in _read_jsonl(tmp_path / "again.jsonl")] == [1.0, 0.0]
 
 
@@ -142,12 +146,13 @@ def test_config_file_with_a_trainer_reward_section_and_overrides(tmp_path):
     assert _read_jsonl(tmp_path / "out.jsonl")[0]["score"] == 3.0
 
 
-def test_on_error_raise_exits_1_naming_sample_and_line_and_writes_nothing(tmp_path, capsys):
+def test_on_error_raise_exits_1_naming_sample_and_line_and_writes_nothing(tmp_path, capsys,
+                                                                         testkit):
     rows = _rows("1", "1", "1", "raise", "1")
     assert _score(tmp_path, rows, "reward.plugin=faulty", "reward.on_error=raise",
                   "--batch-size", "2", *LOCAL) == 1
     assert capsys.readouterr().err == (
-        "verl-rewards: error: reward faulty (verl-rewards-testkit 0.3.1) failed on sample 3: "
+        f"verl-rewards: error: reward faulty ({testkit.label}) failed on sample 3: "
         f"RuntimeError: the reward raised on purpose ({tmp_path / 'in.jsonl'}, line 4)\n")
     assert not (tmp_path / "out.jsonl").exists()
     assert not list(tmp_path.glob(".out.jsonl*"))
@@ -183,24 +188,21 @@ def _error(capsys) -> str:
 
 
 def test_missing_input_file(tmp_path, capsys):
-    assert main(["score", "-i", str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "o.jsonl"),
-                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _score_file(tmp_path / "nope.jsonl", tmp_path / "o.jsonl") == 2
     assert _error(capsys) == f"input file not found: {tmp_path / 'nope.jsonl'}"
 
 
 def test_malformed_jsonl_line_names_its_line(tmp_path, capsys):
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps(_rows("1")[0]) + "\n\n{\"data_source\": oops}\n")
-    assert main(["score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"),
-                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _score_file(source, tmp_path / "o.jsonl") == 2
     assert _error(capsys) == f"{source}, line 3: malformed JSON: Expecting value (column 17)"
 
 
 def test_a_line_that_is_not_an_object(tmp_path, capsys):
     source = tmp_path / "in.jsonl"
     source.write_text("[1, 2]\n")
-    assert main(["score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"),
-                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _score_file(source, tmp_path / "o.jsonl") == 2
     assert _error(capsys) == f"{source}, line 1: expected a JSON object, got list"
 
 
@@ -215,16 +217,14 @@ def test_a_row_without_a_required_field(tmp_path, capsys):
 def test_a_parquet_row_without_a_required_field(tmp_path, capsys):
     source = tmp_path / "in.parquet"
     pq.write_table(pa.Table.from_pylist([{"data_source": "d", "solution_str": "1"}]), source)
-    assert main(["score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"),
-                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _score_file(source, tmp_path / "o.jsonl") == 2
     assert _error(capsys) == f"{source}, row 1: sample 0: missing required field(s) ground_truth"
 
 
 def test_a_file_that_is_not_parquet(tmp_path, capsys):
     source = tmp_path / "in.parquet"
     source.write_text("not parquet")
-    assert main(["score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"),
-                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _score_file(source, tmp_path / "o.jsonl") == 2
     assert _error(capsys).startswith(f"cannot read {source} as Parquet: ")
 
 
@@ -233,8 +233,7 @@ def test_an_unknown_extension(tmp_path, capsys, role):
     files = {"input": _jsonl(tmp_path / "in.jsonl", _rows("1")), "output": tmp_path / "o.jsonl"}
     files[role] = tmp_path / f"{role}.csv"
     files[role].write_text("")
-    assert main(["score", "-i", str(files["input"]), "-o", str(files["output"]),
-                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _score_file(files["input"], files["output"]) == 2
     assert _error(capsys) == (f"cannot tell the format of {role} file {files[role]} from its "
                               "extension; use one of .jsonl, .ndjson, .parquet, .pq")
 
@@ -265,11 +264,11 @@ def test_a_config_file_that_is_not_yaml(tmp_path, capsys):
     assert _error(capsys).startswith(f"cannot parse config file {config}: ")
 
 
-def test_a_plugin_that_fails_to_load_is_a_failure(tmp_path, capsys, make_dist):
-    make_dist("broken-rewards", "0.2", "[verl_rewards]\nbroken = plug_broken:score\n",
-              {"plug_broken.py": "import numpyy_not_installed\n"})
+def test_a_plugin_that_fails_to_load_is_a_failure(tmp_path, capsys, broken_dist):
     assert _score(tmp_path, _rows("1"), "reward.plugin=broken", *LOCAL) == 1
-    assert "No module named 'numpyy_not_installed'" in _error(capsys)
+    assert _error(capsys) == ("cannot load reward broken (broken-rewards 0.2): importing plug_broken "
+                              "failed: ModuleNotFoundError: No module named 'numpyy_not_installed'")
+    assert not (tmp_path / "out.jsonl").exists()
 
 
 def test_weighted_and_routed_rewards_from_a_config_file(tmp_path, capsys):

@@ -8,12 +8,6 @@ import pytest
 
 from verl_rewards.cli.main import main
 
-TESTKIT = "verl-rewards-testkit"
-
-
-def _ep(**names: str) -> str:
-    return "[verl_rewards]\n" + "".join(f"{k} = {v}\n" for k, v in names.items())
-
 
 def _show(capsys, *argv: str) -> dict[str, str]:
     assert main(["show", *argv]) == 0
@@ -25,10 +19,10 @@ def _show(capsys, *argv: str) -> dict[str, str]:
     return fields
 
 
-def test_show_a_decorated_sample_function(capsys):
+def test_show_a_decorated_sample_function(capsys, testkit):
     fields = _show(capsys, "exact_match")
     assert fields["target"] == "verl_rewards_testkit.shapes:exact_match"
-    assert (fields["distribution"], fields["version"]) == (TESTKIT, "0.3.1")
+    assert (fields["distribution"], fields["version"]) == (testkit.name, testkit.version)
     assert fields["shape"] == "sample, sync function"
     assert fields["signature"] == (
         "exact_match(data_source: str, solution_str: str, ground_truth: Any, "
@@ -38,10 +32,10 @@ def test_show_a_decorated_sample_function(capsys):
     assert fields["examples"] == "2"
 
 
-def test_show_prints_docstring_and_examples(capsys):
+def test_show_prints_docstring_and_examples(capsys, testkit):
     assert main(["show", "exact_match"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"exact_match ({TESTKIT} 0.3.1)\n")
+    assert out.startswith(f"exact_match ({testkit.label})\n")
     assert "  docstring:\n    Exact match, with the worker's pid in extra info.\n" in out
     assert "    1. solution_str=' 42 ', ground_truth='42' -> 1.0\n" in out
     assert "    2. solution_str='41', ground_truth='42' -> 0.0\n" in out
@@ -63,10 +57,10 @@ def test_show_a_class_gives_constructor_and_call_signatures(capsys):
     assert fields["examples"] == "none declared"
 
 
-def test_show_json(capsys):
-    assert main(["show", f"{TESTKIT}:exact_match", "--json"]) == 0
+def test_show_json(capsys, testkit):
+    assert main(["show", f"{testkit.name}:exact_match", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["name"] == "exact_match" and info["distribution"] == TESTKIT
+    assert info["name"] == "exact_match" and info["distribution"] == testkit.name
     assert info["shape"] == "sample, sync function"
     assert info["examples"][0] == {
         "solution_str": " 42 ", "ground_truth": "42", "expected": 1.0, "data_source": "",
@@ -84,16 +78,14 @@ def test_unknown_name_exits_2_with_close_matches(capsys):
 
 
 def test_ambiguous_name_exits_2_naming_both_distributions(capsys, make_dist):
-    make_dist("twin-one", "1.0", _ep(twin="plug_t1:f"), {"plug_t1.py": "def f(a, b, c): return 1.0\n"})
-    make_dist("twin-two", "1.0", _ep(twin="plug_t2:f"), {"plug_t2.py": "def f(a, b, c): return 1.0\n"})
+    make_dist("twin-one", "1.0", {"twin": "plug_t1:f"}, {"plug_t1.py": "def f(a, b, c): return 1.0\n"})
+    make_dist("twin-two", "1.0", {"twin": "plug_t2:f"}, {"plug_t2.py": "def f(a, b, c): return 1.0\n"})
     assert main(["show", "twin"]) == 2
     assert "choose one with 'twin-one:twin' or 'twin-two:twin'" in capsys.readouterr().err
     assert _show(capsys, "twin-two:twin")["target"] == "plug_t2:f"
 
 
-def test_a_plugin_that_fails_to_import_exits_1_naming_dist_and_missing_module(capsys, make_dist):
-    make_dist("broken-rewards", "0.2", _ep(broken="plug_broken:score"),
-              {"plug_broken.py": "import numpyy_not_installed\n"})
+def test_a_plugin_that_fails_to_import_exits_1_naming_dist_and_missing_module(capsys, broken_dist):
     assert main(["show", "broken"]) == 1
     captured = capsys.readouterr()
     assert captured.out == "broken (broken-rewards 0.2)\n  target:       plug_broken:score\n"

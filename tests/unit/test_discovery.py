@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 
 import pytest
@@ -8,12 +9,8 @@ from verl_rewards.discovery import PluginRecord, find_plugins, select
 from verl_rewards.errors import AmbiguousPluginError, PluginNotFoundError
 
 
-def _ep(**names: str) -> str:
-    return "[verl_rewards]\n" + "".join(f"{k} = {v}\n" for k, v in names.items())
-
-
 def test_finds_entry_points_as_records_sorted(make_dist):
-    make_dist("acme-rewards", "1.2.0", _ep(zeta="acme.z:f", alpha="acme.a:g"))
+    make_dist("acme-rewards", "1.2.0", {"zeta": "acme.z:f", "alpha": "acme.a:g"})
     found = [r for r in find_plugins() if r.dist == "acme-rewards"]
     assert found == [
         PluginRecord("alpha", "acme.a:g", "acme-rewards", "1.2.0"),
@@ -22,7 +19,7 @@ def test_finds_entry_points_as_records_sorted(make_dist):
 
 
 def test_discovery_imports_nothing(make_dist):
-    make_dist("boom-rewards", "0.1", _ep(boom="plug_boom:f"),
+    make_dist("boom-rewards", "0.1", {"boom": "plug_boom:f"},
               {"plug_boom.py": "raise RuntimeError('imported!')\n"})
     records = [r for r in find_plugins() if r.dist == "boom-rewards"]
     assert records == [PluginRecord("boom", "plug_boom:f", "boom-rewards", "0.1")]
@@ -34,16 +31,14 @@ def test_ignores_other_entry_point_groups(make_dist):
     assert not [r for r in find_plugins() if r.dist == "cli-tool"]
 
 
-def test_same_distribution_twice_on_path_is_listed_once(make_dist, tmp_path):
-    make_dist("twice", "2.0", _ep(dup="t:f"))
+def test_same_distribution_twice_on_path_is_listed_once(make_dist, tmp_path, monkeypatch):
+    make_dist("twice", "2.0", {"dup": "t:f"})
     other = tmp_path / "other-site"
     other.mkdir()
-    make_dist("twice", "2.0", _ep(dup="t:f"), where=other)
-    sys.path.append(str(other))
-    try:
-        assert [r.name for r in find_plugins() if r.dist == "twice"] == ["dup"]
-    finally:
-        sys.path.remove(str(other))
+    make_dist("twice", "2.0", {"dup": "t:f"}, where=other)
+    monkeypatch.syspath_prepend(str(other))
+    assert len(list(importlib.metadata.distributions(name="twice"))) == 2  # both are visible
+    assert [r.name for r in find_plugins() if r.dist == "twice"] == ["dup"]
 
 
 def test_display_name_names_plugin_distribution_and_version():
@@ -53,8 +48,8 @@ def test_display_name_names_plugin_distribution_and_version():
 
 
 def test_ambiguous_bare_name_lists_both_distributions(make_dist):
-    make_dist("first-dist", "1.0", _ep(same="a:f"))
-    make_dist("second-dist", "1.0", _ep(same="b:f"))
+    make_dist("first-dist", "1.0", {"same": "a:f"})
+    make_dist("second-dist", "1.0", {"same": "b:f"})
     with pytest.raises(AmbiguousPluginError) as info:
         select("same")
     message = str(info.value)
@@ -63,14 +58,14 @@ def test_ambiguous_bare_name_lists_both_distributions(make_dist):
 
 
 def test_dist_colon_name_selects_one_of_duplicates(make_dist):
-    make_dist("first-dist", "1.0", _ep(same="a:f"))
-    make_dist("second-dist", "1.0", _ep(same="b:f"))
+    make_dist("first-dist", "1.0", {"same": "a:f"})
+    make_dist("second-dist", "1.0", {"same": "b:f"})
     assert select("second-dist:same").target == "b:f"
     assert select("second_dist:same").target == "b:f"  # normalised distribution names
 
 
 def test_unknown_plugin_suggests_close_match_and_lists_installed(make_dist):
-    make_dist("acme-rewards", "1.0", _ep(gsm8k_strict="acme:f"))
+    make_dist("acme-rewards", "1.0", {"gsm8k_strict": "acme:f"})
     with pytest.raises(PluginNotFoundError) as info:
         select("gsm8k_strikt")
     assert info.value.suggestions[0] == "gsm8k_strict"
@@ -79,11 +74,11 @@ def test_unknown_plugin_suggests_close_match_and_lists_installed(make_dist):
 
 
 def test_unknown_distribution_in_qualified_name_is_not_found(make_dist):
-    make_dist("acme-rewards", "1.0", _ep(judge="acme:f"))
+    make_dist("acme-rewards", "1.0", {"judge": "acme:f"})
     with pytest.raises(PluginNotFoundError, match="nope:judge"):
         select("nope:judge")
 
 
 def test_broken_plugin_is_still_listed(make_dist):
-    make_dist("broken-rewards", "0.0.1", _ep(broken="does_not_exist.mod:f"))
+    make_dist("broken-rewards", "0.0.1", {"broken": "does_not_exist.mod:f"})
     assert PluginRecord("broken", "does_not_exist.mod:f", "broken-rewards", "0.0.1") in find_plugins()

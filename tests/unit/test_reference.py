@@ -25,7 +25,7 @@ def test_plugin_reference_names_the_entry_point_and_holds_no_code(make_dist):
     assert ref.display_name == "exact (acme-rewards 1.0)"
 
 
-def test_unknown_plugin_fails_at_config_time(make_dist):
+def test_unknown_plugin_fails_at_config_time():
     with pytest.raises(PluginNotFoundError):
         RewardRef.from_config({"plugin": "no_such_reward_anywhere"})
 
@@ -83,8 +83,8 @@ def test_pickled_file_reference_loads_in_a_fresh_process_after_the_file_is_gone(
     assert out == ["1.25", "0.25", "True"]
 
 
-def test_pickled_plugin_reference_loads_by_real_module_name_in_a_fresh_process():
-    ref = RewardRef.from_config({"plugin": "verl-rewards-testkit:exact_match"})
+def test_pickled_plugin_reference_loads_by_real_module_name_in_a_fresh_process(testkit):
+    ref = RewardRef.from_config({"plugin": f"{testkit.name}:exact_match"})
     script = textwrap.dedent("""
         import pickle, sys
         ref = pickle.loads(sys.stdin.buffer.read())

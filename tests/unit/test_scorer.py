@@ -68,8 +68,8 @@ def test_closed_scorer_refuses_work(local_cfg):
         scorer.score(_rows("a"))
 
 
-def test_plugin_scored_by_name_from_config_with_overrides():
+def test_plugin_scored_by_name_from_config_with_overrides(testkit):
     with Scorer.from_config({"executor": "local"}, ["reward.plugin=exact_match", "reward.kwargs.bonus=1"]) as scorer:
         result = scorer.score(_rows(" a ", "b"))
     assert result.scores == [2.0, 1.0]
-    assert result.provenance.display_name == "exact_match (verl-rewards-testkit 0.3.1)"
+    assert result.provenance.display_name == f"exact_match ({testkit.label})"

@@ -46,17 +46,15 @@ def test_tensor_follows_the_mask_device():
     assert token_level_rewards(_result([1.0, 2.0]), mask).token_level_scores.device.type == "meta"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, database=None)  # no example database
 @given(st.data())
-def test_token_tensor_sums_to_the_weighted_scores(data):
+def test_token_tensor_row_sums_equal_the_scores(data):
     batch = data.draw(st.integers(1, 8))
     length = data.draw(st.integers(1, 12))
     rows = [data.draw(st.lists(st.booleans(), min_size=length, max_size=length)) for _ in range(batch)]
-    weights = data.draw(st.lists(st.floats(-3, 3), min_size=2, max_size=2))
-    parts = [data.draw(st.lists(st.floats(-10, 10), min_size=batch, max_size=batch)) for _ in weights]
-    totals = [sum(w * p[i] for w, p in zip(weights, parts)) for i in range(batch)]
-    tensor = token_level_rewards(_result(totals), torch.tensor(rows, dtype=torch.bool)).token_level_scores
-    assert torch.allclose(tensor.sum(-1), torch.tensor(totals, dtype=torch.float32), atol=1e-4)
+    scores = data.draw(st.lists(st.floats(-100, 100), min_size=batch, max_size=batch))
+    tensor = token_level_rewards(_result(scores), torch.tensor(rows, dtype=torch.bool)).token_level_scores
+    assert torch.allclose(tensor.sum(-1), torch.tensor(scores, dtype=torch.float32), atol=1e-4)
     assert int((tensor != 0).sum(-1).max()) <= 1  # one non-zero entry per row at most
 
 
