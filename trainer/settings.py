@@ -115,6 +115,7 @@ def merge_config(overrides: Sequence[str], config_file: str | Path = DEFAULT_CON
     """The merged omegaconf tree: schema <- YAML file <- dotlist overrides."""
     try:
         schema = OmegaConf.structured(TrainConfig)
+        _make_writable(schema)
         defaults = OmegaConf.load(config_file)
         node = OmegaConf.merge(schema, defaults, OmegaConf.from_dotlist(list(overrides)))
     except OmegaConfBaseException as e:
@@ -123,6 +124,16 @@ def merge_config(overrides: Sequence[str], config_file: str | Path = DEFAULT_CON
         raise TrainerConfigError(f"cannot read config file {config_file}: {e}") from None
     assert isinstance(node, DictConfig)
     return node
+
+
+def _make_writable(node: DictConfig) -> None:
+    # Frozen dataclasses make read-only nodes; omegaconf 2.3 (the release verl's
+    # hydra pins) then refuses to merge the YAML file into them.
+    OmegaConf.set_readonly(node, False)
+    for key in node:
+        child = node[key]
+        if isinstance(child, DictConfig):
+            _make_writable(child)
 
 
 def to_record(node: DictConfig, reward_overrides: Sequence[str] = ()) -> TrainConfig:

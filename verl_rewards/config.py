@@ -20,6 +20,10 @@ from .errors import ConfigError, UnknownConfigKeyError
 
 Executor = Literal["ray", "local"]
 OnError = Literal["score", "raise"]
+# reward.timeout_s when it is not set: the plugin's declared @reward(timeout_s=...), else 30 s.
+AUTO: Literal["auto"] = "auto"
+DEFAULT_TIMEOUT_S = 30.0
+Timeout = Union[float, None, Literal["auto"]]
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", "RewardConfig", None]
 
@@ -49,7 +53,7 @@ class RewardConfig:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     executor: Executor = "ray"
     num_workers: int = 2
-    timeout_s: float | None = 30.0
+    timeout_s: Timeout = AUTO  # seconds per sample; null: no limit
     on_error: OnError = "score"
     error_score: float = 0.0
     max_concurrency: int = 32
@@ -291,8 +295,7 @@ def _validated(cfg: RewardConfig) -> RewardConfig:
         raise ConfigError(f"reward.worker_num_cpus must be >= 0, not {cfg.worker_num_cpus!r}")
     if cfg.chunk_size is not None:
         _check_int("chunk_size", cfg.chunk_size, minimum=1)
-    if cfg.timeout_s is not None:
-        _check_number("timeout_s", cfg.timeout_s, positive=True)
+    _check_timeout(cfg.timeout_s)
     _check_number("error_score", cfg.error_score)
     _check_str("ray_address", cfg.ray_address, optional=True)
     if not isinstance(cfg.ship_package, bool):
@@ -317,6 +320,17 @@ def _check_choice(key: str, value: object, choices: tuple[str, ...]) -> None:
 def _check_int(key: str, value: object, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigError(f"reward.{key} must be an integer >= {minimum}, not {value!r}")
+
+
+def _check_timeout(value: object) -> None:
+    if value is None or value == AUTO:
+        return
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value <= 0:  # type: ignore[operator]
+        raise ConfigError(
+            f"reward.timeout_s must be a positive number of seconds, 'auto' (the plugin's declared "
+            f"timeout, else {DEFAULT_TIMEOUT_S:g} s) or null (no limit), not {value!r}"
+        )
 
 
 def _check_number(key: str, value: object, positive: bool = False) -> None:

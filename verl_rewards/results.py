@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .compose import CompositeRef, RewardSpec
-from .scoring import Outcome, Status
+from .outcomes import Outcome, Status
+from .spec import CompositeRef, RewardSpec
 
 
 @dataclass(frozen=True)

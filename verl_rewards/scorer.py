@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
-from .compose import RewardSpec, spec_from_config
+from .spec import RewardSpec, spec_from_config
 from .config import ConfigSource, RewardConfig, load_config
 from .errors import ExecutorError
 from .executors import Executor, make_executor

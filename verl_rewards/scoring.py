@@ -12,33 +12,40 @@ import asyncio
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from . import aio
+from .config import DEFAULT_TIMEOUT_S
 from .errors import RewardError, RewardValueError, SampleTimeout
+from .outcomes import Outcome, Status
 from .resolve import LoadedReward
 from .samples import Sample
 from .watchdog import Progress, Watchdog
 
-Status = Literal["ok", "failed", "timeout"]
-
 _MAX_ERROR_CHARS = 500
 
-
-class Outcome(NamedTuple):
-    """What scoring one sample produced."""
-
-    score: float | None  # None unless status == "ok"
-    extra: Mapping[str, Any] | None
-    error: str | None  # "Type: message"
-    status: Status
+__all__ = ["DEFAULT_TIMEOUT_S", "Limits", "Outcome", "Status", "failure", "raise_first_failure",
+           "score_samples", "timeout_outcome", "validate"]
 
 
 class Limits(NamedTuple):
-    """How long a call may take and how many async calls may run at once."""
+    """How long a call may take and how many async calls may run at once.
 
-    timeout_s: float | None = 30.0
+    With ``use_declared``, a reward's own ``@reward(timeout_s=...)`` replaces
+    ``timeout_s`` (the default then): the timeout rule when ``reward.timeout_s``
+    is not set.
+    """
+
+    timeout_s: float | None = DEFAULT_TIMEOUT_S
     max_concurrency: int = 32
+    use_declared: bool = False
+
+    def for_reward(self, loaded: LoadedReward) -> Limits:
+        """The limits that apply to ``loaded``: its declared timeout, if it may use one."""
+        declared = loaded.meta.timeout_s
+        if not self.use_declared or declared is None:
+            return self
+        return Limits(declared, self.max_concurrency)
 
 
 def score_samples(
@@ -52,6 +59,7 @@ def score_samples(
     ``progress``, when given, tracks the sample being scored (sync rewards) or
     the first sample of the call in flight (batch and async rewards).
     """
+    limits = limits.for_reward(loaded)
     progress = progress or Progress()
     span = 1 if loaded.shape == "sample" and not loaded.is_async else len(samples)
     progress.begin(first_index, _allowed_s(loaded, len(samples), limits), span)

@@ -11,7 +11,7 @@ def test_defaults_match_the_documented_reward_section():
     cfg = load_config({"plugin": "gsm8k"})
     assert cfg == RewardConfig(plugin="gsm8k")
     assert (cfg.name, cfg.executor, cfg.num_workers, cfg.timeout_s, cfg.on_error, cfg.error_score) == (
-        "compute_score", "ray", 2, 30.0, "score", 0.0)
+        "compute_score", "ray", 2, "auto", "score", 0.0)
 
 
 def test_dotlist_overrides_with_and_without_prefix():

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ..compose import RewardSpec
+from ..spec import RewardSpec
 from ..config import RewardConfig
 from ..samples import Sample
-from ..scoring import Outcome
+from ..outcomes import Outcome
 
 
 class Executor(Protocol):

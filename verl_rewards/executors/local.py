@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..compose import LoadedSpec, RewardSpec, resolve_spec, score_spec
+from ..dispatch import LoadedSpec, limits_for, resolve_spec, score_spec
 from ..config import RewardConfig
 from ..samples import Sample
-from ..scoring import Limits, Outcome
+from ..outcomes import Outcome
+from ..spec import RewardSpec
 
 
 class LocalExecutor:
@@ -16,7 +17,7 @@ class LocalExecutor:
 
     def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
         self._spec = spec
-        self._limits = Limits(config.timeout_s, config.max_concurrency)
+        self._limits = limits_for(config)
         self._loaded: LoadedSpec | None = None
 
     def start(self) -> None:

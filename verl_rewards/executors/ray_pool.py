@@ -24,12 +24,13 @@ from typing import Any
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
-from ..compose import CompositeRef, RewardSpec
+from ..dispatch import limits_for
 from ..config import RewardConfig
 from ..errors import ExecutorError, PluginLoadError, PluginNotInstalledError, VerlRewardsError
-from ..reference import RewardRef
 from ..samples import Sample, contiguous_runs
-from ..scoring import Limits, Outcome, failure, raise_first_failure, timeout_outcome
+from ..outcomes import Outcome
+from ..scoring import Limits, failure, raise_first_failure, timeout_outcome
+from ..spec import RewardSpec, refs_of
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +55,13 @@ class RewardWorker:
 
     def ready(self) -> dict[str, Any]:
         """Resolve the reward in this process; report where we run."""
-        from ..compose import resolve_spec
+        from ..dispatch import resolve_spec, timeout_of
 
         node = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
         try:
-            resolve_spec(self._spec)
+            loaded = resolve_spec(self._spec)
         except PluginNotInstalledError as e:
-            ref = next(r for r in _refs(self._spec) if r.display_name == e.plugin)
+            ref = next(r for r in refs_of(self._spec) if r.display_name == e.plugin)
             raise PluginNotInstalledError(
                 ref.display_name,
                 f"it is not installed on worker node {node}. Install "
@@ -70,11 +71,11 @@ class RewardWorker:
             ) from None
         except PluginLoadError as e:
             raise PluginLoadError(e.plugin, f"on worker node {node}: {e}") from None
-        return {"pid": os.getpid(), "node": node}
+        return {"pid": os.getpid(), "node": node, "timeout_s": timeout_of(loaded, self._limits)}
 
     def score(self, samples: list[Sample], first_index: int) -> list[Outcome]:
         """Score one chunk; ``first_index`` is its first sample's index in the batch."""
-        from ..compose import resolve_spec, score_spec
+        from ..dispatch import resolve_spec, score_spec
 
         loaded = resolve_spec(self._spec)
         return score_spec(loaded, samples, self._limits, first_index=first_index,
@@ -123,7 +124,8 @@ class RayExecutor:
         self._spec = spec
         self._name = spec.display_name
         self._config = config
-        self._limits = Limits(config.timeout_s, config.max_concurrency)
+        self._limits = limits_for(config)
+        self._timeout_s: float | None = None  # the longest per-sample timeout, known once workers load
         self._slots: list[_Slot] = []
         self._started_ray = False
         self._actor_cls: Any = None
@@ -138,17 +140,18 @@ class RayExecutor:
         if self._config.ship_package:
             from .shipping import pack
 
-            self._packages = ray.put([pack(r) for r in _refs(self._spec) if r.kind == "plugin"])
+            self._packages = ray.put([pack(r) for r in refs_of(self._spec) if r.kind == "plugin"])
         self._actor_cls = ray.remote(RewardWorker).options(**options)
         self._slots = [_Slot(self._new_actor()) for _ in range(self._config.num_workers)]
         try:
-            ray.get([s.actor.ready.remote() for s in self._slots])
+            reports = ray.get([s.actor.ready.remote() for s in self._slots])
         except RayTaskError as e:
             self.close()
             raise _unwrap(e) from None
         except RayActorError as e:
             self.close()
             raise ExecutorError(f"reward workers for {self._name} died at start: {e}") from None
+        self._timeout_s = reports[0]["timeout_s"] if reports else self._limits.timeout_s
 
     def close(self) -> None:
         """Kill the actors; shut Ray down only if this executor started it."""
@@ -243,9 +246,9 @@ class RayExecutor:
                     self._name, len(job.chunk.indices))
 
     def _check_overdue(self, in_flight: dict[Any, _InFlight], state: _RunState) -> list[_Slot]:
-        if self._config.timeout_s is None:
+        if self._timeout_s is None:
             return []
-        limit = self._config.timeout_s + _GRACE_S
+        limit = self._timeout_s + _GRACE_S
         freed: list[_Slot] = []
         now = time.monotonic()
         for object_ref, job in list(in_flight.items()):
@@ -279,7 +282,7 @@ class RayExecutor:
         return int(index) if index in job.chunk.indices else "unknown"
 
     def _requeue_after_stall(self, job: _InFlight, stuck: int | str, state: _RunState) -> None:
-        message = f"exceeded timeout_s={self._config.timeout_s} in code Python could not interrupt; worker replaced"
+        message = f"exceeded timeout_s={self._timeout_s:g} in code Python could not interrupt; worker replaced"
         indices = job.chunk.indices
         if isinstance(stuck, str) and len(indices) > 1:
             state.queue.extend(_Chunk([i]) for i in indices)  # isolate to find the culprit
@@ -295,7 +298,7 @@ class RayExecutor:
         state.restarts += 1
 
     def _poll_s(self) -> float:
-        timeout = self._config.timeout_s
+        timeout = self._timeout_s
         return 1.0 if timeout is None else max(0.05, min(1.0, timeout / 4))
 
     def _stop_at_first_failure(
@@ -309,10 +312,6 @@ class RayExecutor:
         for job in in_flight.values():
             self._replace(job.slot, state)
         raise_first_failure(self._name, outcomes, chunk.indices[0])
-
-
-def _refs(spec: RewardSpec) -> tuple[RewardRef, ...]:
-    return spec.refs if isinstance(spec, CompositeRef) else (spec,)
 
 
 def _kill(actor: Any) -> None:

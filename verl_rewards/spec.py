@@ -1,0 +1,95 @@
+"""What to score with: one reward, or several weighted rewards routed by ``data_source``.
+
+A :class:`RewardSpec` is a :class:`RewardRef` or a :class:`CompositeRef`: a
+tuple of named, weighted references plus routes, as small and picklable as
+its parts. This is the reference layer: it imports no user code and no
+scoring; :mod:`verl_rewards.dispatch` resolves and scores a spec.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from .config import RewardConfig
+from .reference import RewardRef
+
+
+class Component(NamedTuple):
+    """One named, weighted reward of a composite."""
+
+    key: str
+    ref: RewardRef
+    weight: float
+
+
+@dataclass(frozen=True)
+class CompositeRef:
+    """Named weighted rewards and the routes choosing them per data source."""
+
+    components: tuple[Component, ...]
+    routes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (pattern, keys); "*" is the default
+
+    @classmethod
+    def from_config(cls, config: RewardConfig) -> CompositeRef:
+        """Reference every component of ``config.rewards`` (validated at config time)."""
+        components = tuple(
+            Component(c.key, _component_ref(c.plugin, c.path, c.name, c.kwargs), float(c.weight))
+            for c in config.components
+        )
+        routes = tuple((pattern, tuple(keys)) for pattern, keys in (config.route or {}).items())
+        return cls(components, routes)
+
+    @property
+    def display_name(self) -> str:
+        """``composite(correct=gsm8k (verl-rewards-math 0.1.0) x1, ...)``."""
+        parts = ", ".join(f"{c.key}={c.ref.display_name} x{c.weight:g}" for c in self.components)
+        return f"composite({parts})"
+
+    @property
+    def refs(self) -> tuple[RewardRef, ...]:
+        """Every component's reference."""
+        return tuple(c.ref for c in self.components)
+
+    def keys_for(self, data_source: Any) -> tuple[str, ...] | None:
+        """The component keys routed to ``data_source``: exact match, then globs in
+        order, then ``"*"``; every component when there are no routes; None if unrouted.
+
+        A data source that is not a string (a list, None) is matched by its text.
+        """
+        if not self.routes:
+            return tuple(c.key for c in self.components)
+        source = data_source if isinstance(data_source, str) else str(data_source)
+        exact = dict(self.routes).get(source)
+        if exact is not None:
+            return exact
+        for pattern, keys in self.routes:
+            if pattern != "*" and fnmatch.fnmatchcase(source, pattern):
+                return keys
+        return dict(self.routes).get("*")
+
+
+RewardSpec = RewardRef | CompositeRef
+
+
+def spec_from_config(config: RewardConfig) -> RewardSpec:
+    """The reference (single or composite) a validated config selects."""
+    if config.rewards:
+        return CompositeRef.from_config(config)
+    return RewardRef.from_config(config)
+
+
+def refs_of(spec: RewardSpec) -> tuple[RewardRef, ...]:
+    """Every single reference in ``spec``."""
+    return spec.refs if isinstance(spec, CompositeRef) else (spec,)
+
+
+def _component_ref(plugin: str | None, path: str | None, name: str, kwargs: Mapping[str, Any]) -> RewardRef:
+    from . import discovery
+
+    if plugin is not None:
+        return RewardRef.from_plugin(discovery.select(plugin), kwargs)
+    assert path is not None
+    return RewardRef.from_file(path, name, kwargs)
