@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import logging
 import pickle
@@ -33,20 +34,25 @@ def trl_call(fn, completions, prompts=None, **columns):
     return asyncio.run(result) if inspect.isawaitable(result) else result
 
 
+@pytest.fixture(autouse=True)
+def _fresh_scorers():
+    adapter._scorers.clear()
+    yield
+    adapter._scorers.clear()
+
+
 @pytest.fixture
-def seen(make_dist, monkeypatch):
-    """Plugin ``echo``, and the samples the adapter builds for it."""
+def seen(make_dist):
+    """Plugin ``echo``, and the samples the adapter builds for it (as the plugin saw them)."""
     make_dist("probe-rewards", "1.0", "[verl_rewards]\necho = plug_echo:echo\n", {"plug_echo.py": '''
+        from verl_rewards import Sample
+        SEEN = []
+
         def echo(data_source, solution_str, ground_truth, extra_info=None):
+            SEEN.append(Sample(data_source, solution_str, ground_truth, extra_info))
             return float(solution_str == ground_truth)
     '''})
-    calls = []
-    import verl_rewards.integrations._common as common
-
-    real = common.score_samples
-    monkeypatch.setattr(common, "score_samples", lambda loaded, samples, *a, **k: (
-        calls.extend(samples), real(loaded, samples, *a, **k))[1])
-    return calls
+    return importlib.import_module("plug_echo").SEEN
 
 
 def test_named_after_the_plugin_and_returns_one_float_per_completion():

@@ -8,6 +8,8 @@ import importlib.util
 import inspect
 import os
 import pickle
+import re
+import time
 
 import numpy as np
 import pytest
@@ -113,7 +115,7 @@ def test_missing_selection_is_a_clear_error_at_the_first_call():
 
 
 def test_plugin_and_path_together_are_an_error(reward_file):
-    with pytest.raises(ConfigError, match="sets both 'plugin' and 'path'"):
+    with pytest.raises(ConfigError, match="sets 'plugin' and 'path'"):
         naive_call(verl_wraps({"plugin": "exact_match", "path": str(reward_file("x = 1\n"))}))
 
 
@@ -140,14 +142,48 @@ def test_kwargs_the_plugin_does_not_take_fail_at_load_naming_the_plugin():
     ("none", "got NoneType None"), ("nan", "nan is not a finite number"),
     ("no_score", "a dict without a 'score' key"), ("string", "got str '1.0'"),
 ])
-def test_invalid_results_raise_naming_the_plugin(text, message):
-    with pytest.raises(RewardValueError, match=f"reward faulty .*{message}"):
-        naive_call(verl_wraps({"plugin": "faulty"}), solution_str=text)
+def test_invalid_results_score_error_score_and_warn_naming_the_plugin(text, message, caplog):
+    fn = verl_wraps({"plugin": "faulty", "verl_rewards": {"error_score": -1.0}})
+    assert naive_call(fn, solution_str=text) == -1.0
+    assert re.search(f"reward faulty .*failed on sample 0: RewardValueError: .*{message}", caplog.text)
 
 
-def test_the_plugins_own_exception_propagates_unchanged():
-    with pytest.raises(RuntimeError, match="the reward raised on purpose"):
-        naive_call(verl_wraps({"plugin": "faulty"}), solution_str="raise")
+@pytest.mark.parametrize(("text", "message"), [
+    ("nan", "RewardValueError: .*nan is not a finite number"),
+    ("raise", "RuntimeError: the reward raised on purpose"),
+])
+def test_on_error_raise_raises_reward_error_naming_plugin_and_cause(text, message):
+    fn = verl_wraps({"plugin": "faulty", "verl_rewards": {"on_error": "raise"}})
+    with pytest.raises(RewardError, match=f"reward faulty .*failed on sample 0: {message}"):
+        naive_call(fn, solution_str=text)
+
+
+def test_a_hung_sample_times_out_under_the_section_timeout():
+    fn = verl_wraps({"plugin": "faulty", "verl_rewards": {"timeout_s": 0.5, "error_score": -2.0}})
+    began = time.monotonic()
+    assert naive_call(fn, solution_str="loop") == -2.0
+    assert time.monotonic() - began < 3
+
+
+def test_a_composite_selected_by_rewards_and_route():
+    fn = verl_wraps({
+        "rewards": {"exact": {"plugin": "exact_match", "weight": 2.0},
+                    "bonus": {"plugin": "exact_match", "kwargs": {"bonus": 1.0}, "weight": 0.5}},
+        "route": {"math/*": ["exact", "bonus"], "*": "exact"},
+    })
+    assert naive_call(fn, data_source="math/x")["score"] == 2.0 + 0.5 * 2.0
+    assert naive_call(fn, data_source="other")["score"] == 2.0
+    assert naive_call(fn, data_source="other", solution_str="1")["score"] == 0.0
+
+
+def test_section_options_must_not_choose_the_reward():
+    with pytest.raises(ConfigError, match=r"verl_rewards sets \['plugin'\]"):
+        naive_call(verl_wraps({"plugin": "exact_match", "verl_rewards": {"plugin": "faulty"}}))
+
+
+def test_a_composite_takes_no_loose_kwargs():
+    with pytest.raises(ConfigError, match=r"takes kwargs per reward .*\['bonus'\]"):
+        naive_call(verl_wraps({"rewards": {"a": {"plugin": "exact_match"}}, "bonus": 1}))
 
 
 def test_reward_router_kwargs_reach_only_plugins_that_take_them(reward_file):
@@ -216,8 +252,8 @@ def test_batch_entry_calls_a_batch_plugin_once():
               extra_infos=[None, None]) == [1.0, 0.0]
 
 
-def test_batch_entry_raises_naming_the_failed_sample():
-    fn = verl_wraps({"plugin": "faulty"}, compute_score_batch)
+def test_batch_entry_raises_naming_the_failed_sample_with_on_error_raise():
+    fn = verl_wraps({"plugin": "faulty", "verl_rewards": {"on_error": "raise"}}, compute_score_batch)
     with pytest.raises(RewardError, match=r"faulty .*failed on sample 1: RuntimeError"):
         fn(data_sources=["d"] * 3, solution_strs=["1", "raise", "1"], ground_truths=["1"] * 3,
            extra_infos=None)

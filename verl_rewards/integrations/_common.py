@@ -1,19 +1,29 @@
 """What the trainer adapters share: a per-process cache keyed by the reward's
-selection, plain config values, and batch scoring under ``on_error``."""
+selection, plain config values, and one scoring path.
+
+Every adapter builds a reward section (a plugin, a file, or ``rewards`` +
+``route``, with the section's options), turns it into a :class:`Scorer` once
+per process, and scores through it: the same spec -> resolve -> dispatch code
+as the CLI and the trainer, with the same timeout rule and per-sample errors.
+Adapters default to ``executor: local``: they run inside their host's own
+workers.
+"""
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
+from ..config import RewardConfig, load_config
 from ..errors import ConfigError
-from ..resolve import LoadedReward
-from ..results import BatchResult, Provenance, assemble
+from ..results import BatchResult
 from ..samples import Sample
-from ..scoring import Limits, score_samples
+from ..scorer import Scorer
+from ..spec import RewardSpec, spec_from_config
 
 OnError = Literal["score", "raise"]
 
@@ -86,19 +96,34 @@ def plain(value: Any) -> Any:
     return value
 
 
-def score_batch(
-    loaded: LoadedReward, samples: Sequence[Sample], limits: Limits, on_error: OnError,
-    error_score: float,
-) -> BatchResult:
-    """Score ``samples`` with the core's scoring (timeouts, validation).
+def adapter_config(section: Mapping[str, Any]) -> RewardConfig:
+    """Validate a reward section given to an adapter; ``executor`` defaults to ``local``."""
+    return load_config({"executor": "local", **plain(section)})
+
+
+def build_scorer(spec: RewardSpec, config: RewardConfig) -> Scorer:
+    """A started :class:`Scorer`, closed when the process exits."""
+    scorer = Scorer(spec, config).start()
+    atexit.register(scorer.close)
+    return scorer
+
+
+def scorer_from_section(section: Mapping[str, Any]) -> Scorer:
+    """Validate ``section``, reference its reward and start a scorer for it."""
+    config = adapter_config(section)
+    return build_scorer(spec_from_config(config), config)
+
+
+def score_batch(scorer: Scorer, samples: Sequence[Sample]) -> BatchResult:
+    """Score ``samples`` through ``scorer`` (timeouts, validation, ``on_error``).
 
     ``on_error='raise'`` raises :class:`~verl_rewards.errors.RewardError` at the
     first failed sample; ``'score'`` gives it ``error_score`` and logs a warning
     naming the plugin and the sample index.
     """
-    outcomes = score_samples(loaded, samples, limits, stop_on_error=on_error == "raise")
-    result = assemble(outcomes, Provenance.of(loaded.ref), error_score)
-    _warn_failures(loaded.display_name, result.errors, error_score)
+    result = scorer.score(samples)
+    if result.n_ok != len(result):
+        _warn_failures(scorer.ref.display_name, result.errors, scorer.config.error_score)
     return result
 
 

@@ -1,21 +1,27 @@
-"""OpenRLHF reward file: ``--remote_rm_url`` pointing here scores with a plugin.
+"""OpenRLHF reward file: ``--reward.remote_url`` pointing here scores with a plugin.
 
 .. code-block:: bash
 
     export VERL_REWARDS_PLUGIN=gsm8k                       # name or dist:name
     export VERL_REWARDS_KWARGS='{"method": "flexible"}'    # optional, a JSON object
-    python -m openrlhf.cli.train_ppo_ray ... --label_key answer \\
-        --remote_rm_url "$(python -c 'import verl_rewards.integrations.openrlhf_reward as m; print(m.__file__)')"
+    python -m openrlhf.cli.train_ppo_ray ... --data.label_key answer \\
+        --reward.remote_url "$(python -c 'import verl_rewards.integrations.openrlhf_reward as m; print(m.__file__)')"
 
-OpenRLHF loads this file by path and calls ``reward_func(queries, prompts,
-labels)``: ``queries`` are prompt + response decoded with special tokens,
+``VERL_REWARDS_CONFIG`` (a YAML file, or an inline JSON object) gives a whole
+reward section instead: a reward file (``path``/``name``), several weighted
+rewards (``rewards``/``route``), and options such as ``timeout_s``.
+
+OpenRLHF (0.11) loads this file by path in each rollout actor, and the
+settings are validated right then: a misspelled plugin fails the load, not
+every sample. It calls ``reward_func(queries, prompts, labels)``: ``queries`` are prompt + response decoded with special tokens,
 ``prompts`` the prompts, ``labels`` the ``--label_key`` values. The response is
 the query after its prompt, with trailing end-of-sequence markers removed; the
 label is the ground truth. The result is OpenRLHF's dict of 1-D float tensors:
 ``rewards``, ``scores`` (the same values) and ``extra_logs``.
 
 Other settings (environment): ``VERL_REWARDS_DATA_SOURCE`` (default
-``openrlhf``), ``VERL_REWARDS_TIMEOUT_S`` (default 30, ``none`` for no limit),
+``openrlhf``), ``VERL_REWARDS_TIMEOUT_S`` (default: the plugin's declared
+timeout, else 30; ``none`` for no limit),
 ``VERL_REWARDS_ON_ERROR`` (``score``/``raise``), ``VERL_REWARDS_ERROR_SCORE``
 (default 0.0), ``VERL_REWARDS_STRIP`` (JSON list of suffixes to strip from
 responses), ``VERL_REWARDS_LOG_KEYS`` (JSON list of the plugin's extra keys to
@@ -31,17 +37,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 # Absolute imports: OpenRLHF loads this file by path, outside its package.
-from verl_rewards.config import load_config
+from verl_rewards.config import Timeout
 from verl_rewards.errors import ConfigError
-from verl_rewards.integrations._common import OnError, ProcessCache, logger, score_batch
-from verl_rewards.reference import RewardRef
-from verl_rewards.resolve import LoadedReward, resolve
+from verl_rewards.integrations._common import (
+    ProcessCache,
+    adapter_config,
+    build_scorer,
+    logger,
+    score_batch,
+)
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
-from verl_rewards.scoring import Limits
+from verl_rewards.scorer import Scorer
+from verl_rewards.spec import spec_from_config
 
 ENV_VARS = (
-    "VERL_REWARDS_PLUGIN", "VERL_REWARDS_KWARGS", "VERL_REWARDS_DATA_SOURCE",
+    "VERL_REWARDS_PLUGIN", "VERL_REWARDS_CONFIG", "VERL_REWARDS_KWARGS", "VERL_REWARDS_DATA_SOURCE",
     "VERL_REWARDS_TIMEOUT_S", "VERL_REWARDS_ON_ERROR", "VERL_REWARDS_ERROR_SCORE",
     "VERL_REWARDS_STRIP", "VERL_REWARDS_LOG_KEYS",
 )
@@ -70,18 +81,15 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[Any],
 
 
 class Settings(NamedTuple):
-    """The environment's choice of plugin and policy, validated."""
+    """The environment's choice of reward and policy, validated."""
 
-    ref: RewardRef
+    section: dict[str, Any]  # the reward section (plugin, path or rewards, and options)
     data_source: str
-    limits: Limits
-    on_error: OnError
-    error_score: float
     strip: tuple[str, ...]
     log_keys: tuple[str, ...]
 
 
-_settings: ProcessCache[tuple[Settings, LoadedReward]] = ProcessCache()
+_settings: ProcessCache[tuple[Settings, Scorer]] = ProcessCache()
 
 
 def score_queries(
@@ -92,16 +100,19 @@ def score_queries(
 
     ``defaults`` fill settings missing from this process's environment.
     """
-    env = {**(defaults or {}), **{k: os.environ[k] for k in ENV_VARS if k in os.environ}}
-    settings, loaded = _settings.get(tuple(sorted(env.items())), lambda: _load(env))
+    settings, scorer = prepare(defaults)
     if not (len(queries) == len(prompts) == len(labels)):
         raise ValueError(f"reward_func got {len(queries)} queries, {len(prompts)} prompts "
                          f"and {len(labels)} labels; expected one of each per sample")
     samples = [Sample(settings.data_source, response_of(q, p, settings.strip), label,
                       {"prompt": p}) for q, p, label in zip(queries, prompts, labels)]
-    result = score_batch(loaded, samples, settings.limits, settings.on_error,
-                         settings.error_score)
-    return _openrlhf_result(result, settings.log_keys)
+    return _openrlhf_result(score_batch(scorer, samples), settings.log_keys)
+
+
+def prepare(defaults: Mapping[str, str] | None = None) -> tuple[Settings, Scorer]:
+    """Validate this process's ``VERL_REWARDS_*`` settings and load the reward (once)."""
+    env = {**(defaults or {}), **{k: os.environ[k] for k in ENV_VARS if k in os.environ}}
+    return _settings.get(tuple(sorted(env.items())), lambda: _load(env))
 
 
 def response_of(query: str, prompt: str, strip: Sequence[str] = DEFAULT_STRIP) -> str:
@@ -135,38 +146,58 @@ def strip_suffixes(text: str, suffixes: Sequence[str]) -> str:
 
 def load_settings(env: Mapping[str, str]) -> Settings:
     """Validate the ``VERL_REWARDS_*`` settings in ``env``."""
-    plugin = env.get("VERL_REWARDS_PLUGIN", "").strip()
-    if not plugin:
-        raise ConfigError(
-            "the verl-rewards OpenRLHF reward file needs VERL_REWARDS_PLUGIN (an installed "
-            "plugin name, see `verl-rewards list`). On a Ray cluster, set it where OpenRLHF's "
-            "driver starts, or pass it to every worker with "
-            "--runtime-env-json='{\"env_vars\": {\"VERL_REWARDS_PLUGIN\": \"...\"}}'"
-        )
     try:
-        config = load_config({
-            "plugin": plugin,
-            "kwargs": _json(env, "VERL_REWARDS_KWARGS", {}, dict),
-            "timeout_s": _timeout(env.get("VERL_REWARDS_TIMEOUT_S", "30")),
-            "on_error": env.get("VERL_REWARDS_ON_ERROR", "score").strip(),
-            "error_score": _number(env, "VERL_REWARDS_ERROR_SCORE", "0"),
-        })
+        section = {**_selection(env), **_options(env)}
+        adapter_config(section)
     except ConfigError as e:
         raise ConfigError(f"invalid VERL_REWARDS_* setting: {e}") from e
     return Settings(
-        ref=RewardRef.from_config(config),
+        section=section,
         data_source=env.get("VERL_REWARDS_DATA_SOURCE", "openrlhf"),
-        limits=Limits(config.timeout_s, config.max_concurrency),
-        on_error=config.on_error,
-        error_score=config.error_score,
         strip=tuple(_json(env, "VERL_REWARDS_STRIP", list(DEFAULT_STRIP), list)),
         log_keys=tuple(_json(env, "VERL_REWARDS_LOG_KEYS", [], list)),
     )
 
 
-def _load(env: Mapping[str, str]) -> tuple[Settings, LoadedReward]:
+def _selection(env: Mapping[str, str]) -> dict[str, Any]:
+    plugin = env.get("VERL_REWARDS_PLUGIN", "").strip()
+    config = env.get("VERL_REWARDS_CONFIG", "").strip()
+    if bool(plugin) == bool(config):
+        raise ConfigError(
+            "the verl-rewards OpenRLHF reward file needs exactly one of VERL_REWARDS_PLUGIN (an "
+            "installed plugin name, see `verl-rewards list`) or VERL_REWARDS_CONFIG (a reward "
+            "section: a YAML file or a JSON object); "
+            f"{'both are' if plugin else 'neither is'} set. OpenRLHF loads this file in its "
+            "rollout actors: on a Ray cluster pass the variables to every worker with "
+            "--runtime-env-json='{\"env_vars\": {\"VERL_REWARDS_PLUGIN\": \"...\"}}'"
+        )
+    if plugin:
+        return {"plugin": plugin, "kwargs": _json(env, "VERL_REWARDS_KWARGS", {}, dict)}
+    if "VERL_REWARDS_KWARGS" in env:
+        raise ConfigError("VERL_REWARDS_KWARGS goes with VERL_REWARDS_PLUGIN; with "
+                          "VERL_REWARDS_CONFIG put kwargs in the section")
+    if config.startswith("{"):
+        return dict(_json(env, "VERL_REWARDS_CONFIG", {}, dict))
+    from verl_rewards.config import _as_plain, load_config
+
+    return _as_plain(load_config(config))  # a YAML file (a whole trainer config's `reward:` too)
+
+
+def _options(env: Mapping[str, str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if "VERL_REWARDS_TIMEOUT_S" in env:
+        options["timeout_s"] = _timeout(env["VERL_REWARDS_TIMEOUT_S"])
+    if "VERL_REWARDS_ON_ERROR" in env:
+        options["on_error"] = env["VERL_REWARDS_ON_ERROR"].strip()
+    if "VERL_REWARDS_ERROR_SCORE" in env:
+        options["error_score"] = _number(env, "VERL_REWARDS_ERROR_SCORE", "0")
+    return options
+
+
+def _load(env: Mapping[str, str]) -> tuple[Settings, Scorer]:
     settings = load_settings(env)
-    return settings, resolve(settings.ref)
+    config = adapter_config(settings.section)
+    return settings, build_scorer(spec_from_config(config), config)
 
 
 def _json(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:
@@ -183,9 +214,11 @@ def _json(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:
     return value
 
 
-def _timeout(text: str) -> float | None:
+def _timeout(text: str) -> Timeout:
     if text.strip().lower() in ("none", "null", ""):
         return None
+    if text.strip().lower() == "auto":
+        return "auto"
     try:
         return float(text)
     except ValueError as e:
@@ -218,3 +251,12 @@ def _loggable(value: Any) -> float:
     except (TypeError, ValueError):
         return 0.0
     return number if math.isfinite(number) else 0.0
+
+
+# OpenRLHF loads this file by path (module name "reward_func") in each rollout
+# actor: check the settings and load the reward now, so that a misspelled plugin
+# fails the load instead of every sample (OpenRLHF logs and drops per-sample errors).
+if __name__ != "verl_rewards.integrations.openrlhf_reward":
+    from verl_rewards.integrations.openrlhf_reward import prepare as _prepare
+
+    _prepare(_LOADED_ENV)

@@ -26,14 +26,14 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any, NamedTuple
 
-from ..config import RewardConfig, load_config
+from ..config import AUTO, RewardConfig, Timeout
+from ..dispatch import loaded_rewards, resolve_spec
 from ..errors import ConfigError
-from ..reference import RewardRef
-from ..resolve import resolve
 from ..results import BatchResult
 from ..samples import Sample
-from ..scoring import Limits
-from ._common import OnError, score_batch
+from ..scorer import Scorer
+from ..spec import RewardSpec, spec_from_config
+from ._common import OnError, ProcessCache, adapter_config, build_scorer, score_batch
 
 __all__ = ["AsyncPluginReward", "PluginReward", "reward_func"]
 
@@ -55,8 +55,9 @@ class Columns(NamedTuple):
 
 
 def reward_func(
-    plugin: str,
+    plugin: str | None = None,
     *,
+    reward: Mapping[str, Any] | None = None,
     ground_truth_column: str | None = "ground_truth",
     data_source: str | None = None,
     data_source_column: str = "data_source",
@@ -64,12 +65,14 @@ def reward_func(
     kwargs: Mapping[str, Any] | None = None,
     on_error: OnError = "score",
     error_score: float = 0.0,
-    timeout_s: float | None = 30.0,
+    timeout_s: Timeout = AUTO,
     max_concurrency: int = 32,
     async_: bool | None = None,
     name: str | None = None,
 ) -> PluginReward | AsyncPluginReward:
-    """A TRL reward function scoring completions with ``plugin`` (``name`` or ``dist:name``).
+    """A TRL reward function scoring completions with ``plugin`` (``name`` or ``dist:name``),
+    or with the ``reward`` section given instead (``path``/``name`` for a reward file,
+    ``rewards``/``route`` for several weighted rewards, and any other section option).
 
     * ``ground_truth_column``: the dataset column passed as ``ground_truth``.
     * ``data_source``: a fixed data source; otherwise the ``data_source_column``
@@ -79,35 +82,55 @@ def reward_func(
     * ``kwargs``: passed to the plugin on every call (or to its class).
     * ``on_error``: ``"score"`` gives a failed sample ``error_score`` and logs a
       warning naming the plugin and index; ``"raise"`` raises ``RewardError``.
-    * ``timeout_s``, ``max_concurrency``: per-sample limit and async fan-out.
+    * ``timeout_s``, ``max_concurrency``: per-sample limit (default: the plugin's
+      declared timeout, else 30 s) and async fan-out.
     * ``async_``: return an async callable; by default, when the plugin is async
       and the installed TRL awaits async callable objects (>= 1.14).
-    * ``name``: the ``__name__`` TRL logs under (default: the plugin's name), to
-      tell apart two uses of one plugin.
+    * ``name``: the ``__name__`` TRL logs under (default: the plugin's name, or
+      ``composite``), to tell apart two uses of one plugin.
 
     The plugin is found, imported and checked now, so a wrong name or signature
     fails here rather than in the first training step.
     """
-    config = load_config({"plugin": plugin, "kwargs": dict(kwargs or {}), "on_error": on_error,
-                          "error_score": error_score, "timeout_s": timeout_s,
-                          "max_concurrency": max_concurrency})
-    ref = RewardRef.from_config(config)
+    config = adapter_config({
+        "on_error": on_error, "error_score": error_score, "timeout_s": timeout_s,
+        "max_concurrency": max_concurrency, **_selection(plugin, reward, kwargs),
+    })
+    spec = spec_from_config(config)
     columns = _columns(ground_truth_column, data_source, data_source_column, extra_info_columns)
-    loaded = resolve(ref)
-    cls = AsyncPluginReward if _use_async(loaded.is_async, async_) else PluginReward
-    return cls(ref, columns, config, name or ref.name)
+    is_async = any(r.is_async for r in loaded_rewards(resolve_spec(spec)))
+    cls = AsyncPluginReward if _use_async(is_async, async_) else PluginReward
+    return cls(spec, columns, config, name or _default_name(spec))
+
+
+def _selection(plugin: str | None, reward: Mapping[str, Any] | None,
+               kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    if (plugin is None) == (reward is None):
+        raise ConfigError("reward_func needs a plugin name, or a reward section as reward={...} "
+                          "(path/name for a file, rewards/route for several rewards); not both")
+    if reward is None:
+        return {"plugin": plugin, "kwargs": dict(kwargs or {})}
+    if kwargs:
+        raise ConfigError("with reward={...}, put kwargs inside it (reward['kwargs'], or "
+                          "reward['rewards'][NAME]['kwargs'])")
+    return dict(reward)
+
+
+def _default_name(spec: RewardSpec) -> str:
+    return "composite" if not hasattr(spec, "name") else str(spec.name)
+
+
+_scorers: ProcessCache[Scorer] = ProcessCache()
 
 
 class _RewardBase:
     """Shared state and scoring of the sync and async reward functions."""
 
-    def __init__(self, ref: RewardRef, columns: Columns, config: RewardConfig, name: str) -> None:
+    def __init__(self, spec: RewardSpec, columns: Columns, config: RewardConfig, name: str) -> None:
         self.__name__ = self.__qualname__ = name  # TRL names the reward's metrics by it
-        self.ref = ref
+        self.ref = spec
         self.columns = columns
-        self.limits = Limits(config.timeout_s, config.max_concurrency)
-        self.on_error: OnError = config.on_error
-        self.error_score = config.error_score
+        self.config = config
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.ref.display_name})"
@@ -115,8 +138,9 @@ class _RewardBase:
     def score(self, completions: Sequence[Any], columns: Mapping[str, Any]) -> list[float]:
         """Score one TRL batch: one float per completion, in order."""
         samples = samples_from_batch(self.columns, completions, columns)
-        result = score_batch(resolve(self.ref), samples, self.limits, self.on_error,
-                             self.error_score)
+        scorer = _scorers.get(repr((self.ref, self.config)),
+                              lambda: build_scorer(self.ref, self.config))
+        result = score_batch(scorer, samples)
         self._log_failures(columns.get("log_metric"), result)
         return result.scores
 

@@ -1,6 +1,18 @@
-"""verl adapter: an installed plugin as verl's ``custom_reward_function``.
+"""verl adapter: verl-rewards as verl's reward manager, or as its custom reward function.
 
-.. code-block:: bash
+The reward manager (verl >= 0.9, whose trainer scores through its
+``RewardLoopManager``) brings timeouts, crash isolation, composites and
+per-sample errors to verl::
+
+    reward.reward_manager.source=importlib \\
+    reward.reward_manager.module.path=pkg://verl_rewards.integrations.verl \\
+    reward.reward_manager.name=RewardManager \\
+    +reward.verl_rewards.plugin=gsm8k
+
+See :mod:`verl_rewards.integrations.verl_manager` (imported on first use of
+``RewardManager``, so the functions below never import verl).
+
+The function (any verl reward manager)::
 
     reward.custom_reward_function.path=pkg://verl_rewards.integrations.verl \\
     reward.custom_reward_function.name=compute_score \\
@@ -8,34 +20,48 @@
     +reward.custom_reward_function.reward_kwargs.method=flexible
 
 verl calls ``compute_score(data_source=..., solution_str=..., ground_truth=...,
-extra_info=..., **reward_kwargs)``. ``reward_kwargs.plugin`` (or ``path`` and
-``name`` for a reward file) selects the reward; every other key is passed to it.
-The reward is resolved once per process (and selection + kwargs), by its real
-module name, so the function works in verl's driver, its Ray reward workers and
-its process pools: it is a module-level function of a real module and pickles
-by reference. See ``docs/integrations/verl.md``.
+extra_info=..., **reward_kwargs)``. ``reward_kwargs`` selects the reward:
+``plugin``, or ``path`` (and ``name``) for a reward file, or ``rewards`` (and
+``route``) for several weighted rewards; with ``plugin`` or ``path`` every
+other key is passed to the reward. ``reward_kwargs.verl_rewards`` holds the
+rest of a reward section (``timeout_s``, ``on_error``, ``error_score``, ...).
+The reward is resolved once per process (and selection), by its real module
+name, and scored through the same path as the ``Scorer``: the function is a
+module-level function of a real module and pickles by reference. See
+``docs/integrations/verl.md``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 # Absolute imports: verl may also load this file by path, outside its package.
 from verl_rewards.errors import ConfigError
-from verl_rewards.integrations._common import ProcessCache, plain, selection_key
-from verl_rewards.reference import RewardRef
-from verl_rewards.resolve import LoadedReward, resolve
+from verl_rewards.integrations._common import (
+    ProcessCache,
+    adapter_config,
+    build_scorer,
+    plain,
+    score_batch,
+    selection_key,
+)
+from verl_rewards.integrations._batching import Microbatcher
+from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
-from verl_rewards.scoring import Limits, Outcome, score_samples, validate
+from verl_rewards.scorer import Scorer
+from verl_rewards.spec import RewardSpec, spec_from_config
 
-__all__ = ["compute_score", "compute_score_async", "compute_score_batch", "reference"]
+__all__ = ["RewardManager", "compute_score", "compute_score_async", "compute_score_batch",
+           "reference", "section"]
 
 # verl's reward loop adds these to every call when it serves a reward model
-# (GenRM); they reach the plugin only if its signature accepts them.
+# (GenRM); they reach a single plugin only if its signature accepts them.
 HOST_KWARGS = ("reward_router_address", "reward_model_tokenizer")
+SELECTORS = ("plugin", "path", "rewards")
+OPTIONS_KEY = "verl_rewards"
 
 _WHERE = "reward.custom_reward_function.reward_kwargs"
 
@@ -43,9 +69,9 @@ VerlResult = Any  # a float, or a dict with a float "score" and extra keys
 
 
 class _Entry(NamedTuple):
-    loaded: LoadedReward
-    sample_fn: Callable[..., Any]  # verl signature, any plugin shape
-    host_kwargs: frozenset[str]  # the HOST_KWARGS the plugin accepts
+    scorer: Scorer
+    host_kwargs: frozenset[str]  # the HOST_KWARGS the reward accepts
+    batcher: Microbatcher  # gathers concurrent compute_score_async calls
 
 
 _entries: ProcessCache[_Entry] = ProcessCache()
@@ -55,18 +81,19 @@ def compute_score(
     data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None,
     **reward_kwargs: Any,
 ) -> VerlResult:
-    """Score one response with the plugin that ``reward_kwargs`` selects.
+    """Score one response with the reward that ``reward_kwargs`` selects.
 
-    Returns what the plugin returns, validated: a float, or a dict with a
-    float ``"score"`` (verl keeps the other keys as extra info). Raises a
+    Returns a float, or a dict with a float ``"score"`` and the reward's extra
+    keys. A sample that fails (raises, times out, returns a bad value) scores
+    ``error_score`` with a logged warning, or raises
+    :class:`~verl_rewards.errors.RewardError` with ``on_error: raise``. Raises a
     :class:`~verl_rewards.errors.ConfigError` naming the fault when
-    ``reward_kwargs`` selects no plugin or an unknown one.
+    ``reward_kwargs`` selects no reward or an unknown one.
     """
     host = _pop_host_kwargs(reward_kwargs)
-    entry = _entry(reward_kwargs)
-    value = entry.sample_fn(data_source, solution_str, ground_truth, extra_info,
-                            **_accepted(host, entry))
-    return _result(value, entry.loaded)
+    entry = _entry(reward_kwargs, host)
+    result = score_batch(entry.scorer, [Sample(data_source, solution_str, ground_truth, extra_info)])
+    return _verl_results(result)[0]
 
 
 async def compute_score_async(
@@ -74,19 +101,14 @@ async def compute_score_async(
     **reward_kwargs: Any,
 ) -> VerlResult:
     """:func:`compute_score` for verl's reward loop, which awaits a coroutine
-    function: an async plugin runs on verl's event loop, a sync one in a thread."""
+    function. The calls verl makes at once are scored as one batch in a thread,
+    keeping verl's event loop free; an async reward's calls run concurrently."""
     host = _pop_host_kwargs(reward_kwargs)
     entry = _entries.peek(selection_key(reward_kwargs))
-    if entry is None:  # the first call imports the plugin: keep the loop free
-        entry = await asyncio.to_thread(_entry, reward_kwargs)
-    accepted = _accepted(host, entry)
-    loaded = entry.loaded
-    if loaded.is_async and loaded.shape == "sample" and not accepted:
-        value = await loaded.invoke(data_source, solution_str, ground_truth, extra_info)
-    else:
-        value = await asyncio.to_thread(entry.sample_fn, data_source, solution_str,
-                                        ground_truth, extra_info, **accepted)
-    return _result(value, loaded)
+    if entry is None or host:  # the first call imports the reward: keep the loop free
+        entry = await asyncio.to_thread(_entry, reward_kwargs, host)
+    scored = await entry.batcher.score(Sample(data_source, solution_str, ground_truth, extra_info))
+    return _verl_results(scored.result)[scored.index]
 
 
 def compute_score_batch(
@@ -95,49 +117,90 @@ def compute_score_batch(
 ) -> list[VerlResult]:
     """Score a batch for verl's ``BatchRewardManager`` (``reward_manager.name=batch``).
 
-    A batch plugin gets one call; an async plugin's calls run concurrently; the
-    plugin's declared ``timeout_s`` applies per sample. The first failed sample
-    raises :class:`~verl_rewards.errors.RewardError` naming the plugin and index.
+    A batch reward gets one call; an async reward's calls run concurrently; a
+    failed sample scores ``error_score`` (or raises with ``on_error: raise``).
     """
     _pop_host_kwargs(reward_kwargs)  # a batch call cannot pass per-call objects on
-    entry = _entry(reward_kwargs)
+    entry = _entry(reward_kwargs, {})
     extras = [None] * len(solution_strs) if extra_infos is None else extra_infos
     samples = [Sample(d, s, g, e) for d, s, g, e in
                zip(data_sources, solution_strs, ground_truths, extras)]
-    limits = Limits(timeout_s=entry.loaded.meta.timeout_s)
-    outcomes = score_samples(entry.loaded, samples, limits, stop_on_error=True)
-    return [_from_outcome(o) for o in outcomes]
+    return _verl_results(score_batch(entry.scorer, samples))
 
 
-def _entry(reward_kwargs: Mapping[str, Any]) -> _Entry:
-    return _entries.get(selection_key(reward_kwargs), lambda: _build(reward_kwargs))
-
-
-def _build(reward_kwargs: Mapping[str, Any]) -> _Entry:
-    loaded = resolve(reference(reward_kwargs))
-    return _Entry(loaded, loaded.sample_fn, _host_kwargs_accepted(loaded))
-
-
-def reference(reward_kwargs: Mapping[str, Any]) -> RewardRef:
-    """The :class:`RewardRef` that verl's ``reward_kwargs`` select (validated)."""
+def section(reward_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The reward section that verl's ``reward_kwargs`` describe (not yet validated)."""
     options = dict(plain(reward_kwargs))
-    plugin, path = options.pop("plugin", None), options.pop("path", None)
-    if (plugin is None) == (path is None):
-        raise ConfigError(_selection_message(plugin, reward_kwargs))
-    if plugin is not None:
-        return RewardRef.from_config({"plugin": plugin, "kwargs": options})
-    name = options.pop("name", "compute_score")
-    return RewardRef.from_config({"path": path, "name": name, "kwargs": options})
+    settings = options.pop(OPTIONS_KEY, None) or {}
+    if not isinstance(settings, Mapping):
+        raise ConfigError(f"{_WHERE}.{OPTIONS_KEY} must be a mapping of reward options "
+                          f"(timeout_s, on_error, ...), not {settings!r}")
+    chosen = [k for k in SELECTORS if options.get(k) is not None]
+    if len(chosen) != 1:
+        raise ConfigError(_selection_message(chosen, reward_kwargs))
+    misplaced = sorted(set(settings) & {*SELECTORS, "route", "kwargs", "name"})
+    if misplaced:
+        raise ConfigError(f"{_WHERE}.{OPTIONS_KEY} sets {misplaced}: choose the reward and its "
+                          f"kwargs directly in {_WHERE}")
+    if chosen == ["plugin"]:
+        return {**settings, "plugin": options.pop("plugin"), "kwargs": options}
+    if chosen == ["path"]:
+        path, name = options.pop("path"), options.pop("name", "compute_score")
+        return {**settings, "path": path, "name": name, "kwargs": options}
+    rewards, route = options.pop("rewards"), options.pop("route", None)
+    if options:
+        raise ConfigError(f"{_WHERE} with 'rewards' takes kwargs per reward "
+                          f"(rewards.NAME.kwargs); unexpected keys: {sorted(options)}")
+    return {**settings, "rewards": rewards, **({"route": route} if route is not None else {})}
 
 
-def _selection_message(plugin: Any, reward_kwargs: Mapping[str, Any]) -> str:
-    given = "both 'plugin' and 'path'" if plugin is not None else (
+def reference(reward_kwargs: Mapping[str, Any]) -> RewardSpec:
+    """The reward (a ``RewardRef``, or a ``CompositeRef``) that verl's ``reward_kwargs``
+    select, validated: raises a ``ConfigError`` naming the fault."""
+    return spec_from_config(adapter_config(section(reward_kwargs)))
+
+
+def __getattr__(name: str) -> Any:
+    # The reward manager needs verl itself: import it only when asked for.
+    if name == "RewardManager":
+        from verl_rewards.integrations.verl_manager import RewardManager
+
+        return RewardManager
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _entry(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
+    key = selection_key(reward_kwargs)
+    entry = _entries.get(key, lambda: _build(reward_kwargs, {}))
+    accepted = {k: v for k, v in host.items() if k in entry.host_kwargs}
+    if not accepted:
+        return entry
+    # A GenRM-style reward takes verl's router address and tokenizer as kwargs.
+    host_key = (key, tuple(sorted((k, id(v)) for k, v in accepted.items())))
+    return _entries.get(host_key, lambda: _build(reward_kwargs, accepted))
+
+
+def _build(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
+    reward = section(reward_kwargs)
+    if host:
+        reward["kwargs"] = {**reward["kwargs"], **host}
+    config = adapter_config(reward)
+    scorer = build_scorer(spec_from_config(config), config)
+
+    async def score_many(samples: list[Sample]) -> BatchResult:
+        return await asyncio.to_thread(score_batch, scorer, samples)
+
+    return _Entry(scorer, _host_kwargs_accepted(scorer), Microbatcher(score_many))
+
+
+def _selection_message(chosen: list[str], reward_kwargs: Mapping[str, Any]) -> str:
+    given = " and ".join(f"'{k}'" for k in chosen) if chosen else (
         f"neither (keys: {sorted(reward_kwargs)})")
     return (
         f"verl_rewards.integrations.verl: {_WHERE} must set exactly one of 'plugin' "
-        f"(an installed reward plugin, see `verl-rewards list`) or 'path' (a reward .py "
-        f"file, with 'name'); it sets {given}. "
-        f"Example: +{_WHERE}.plugin=gsm8k"
+        f"(an installed reward plugin, see `verl-rewards list`), 'path' (a reward .py "
+        f"file, with 'name') or 'rewards' (several weighted rewards, with 'route'); "
+        f"it sets {given}. Example: +{_WHERE}.plugin=gsm8k"
     )
 
 
@@ -147,13 +210,13 @@ def _pop_host_kwargs(reward_kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: reward_kwargs.pop(k) for k in HOST_KWARGS if k in reward_kwargs}
 
 
-def _accepted(host: Mapping[str, Any], entry: _Entry) -> dict[str, Any]:
-    if not host or not entry.host_kwargs:
-        return {}
-    return {k: v for k, v in host.items() if k in entry.host_kwargs}
+def _host_kwargs_accepted(scorer: Scorer) -> frozenset[str]:
+    from verl_rewards.dispatch import resolve_spec
+    from verl_rewards.resolve import LoadedReward
 
-
-def _host_kwargs_accepted(loaded: LoadedReward) -> frozenset[str]:
+    loaded = resolve_spec(scorer.ref)  # cached: the local executor resolved it at start
+    if not isinstance(loaded, LoadedReward) or loaded.is_class:
+        return frozenset()
     try:
         params = inspect.signature(loaded.call).parameters
     except (TypeError, ValueError):
@@ -163,14 +226,12 @@ def _host_kwargs_accepted(loaded: LoadedReward) -> frozenset[str]:
     return frozenset(k for k in HOST_KWARGS if k in params)
 
 
-def _result(value: Any, loaded: LoadedReward) -> VerlResult:
-    score, extra = validate(value, loaded.display_name, 0)  # verl scores one sample per call
-    return score if extra is None else {"score": score, **extra}
-
-
-def _from_outcome(outcome: Outcome) -> VerlResult:
-    assert outcome.score is not None  # stop_on_error raised for failed samples
-    return outcome.score if outcome.extra is None else {"score": outcome.score, **outcome.extra}
+def _verl_results(result: BatchResult) -> list[VerlResult]:
+    """Each sample as verl takes it: a float, or ``{"score": ..., **extra}``."""
+    if not result.extra_info:
+        return list(result.scores)
+    return [{"score": row.pop("score"), **{k: v for k, v in row.items() if k != "error"}}
+            for row in result.rows()]
 
 
 # Older verl (spec_from_file_location("custom_module", path)) and verl's file
