@@ -1,0 +1,151 @@
+"""The verl reward manager inside verl 0.9.1's own RewardLoopManager (real Ray actors)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import ray
+import torch
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+from tensordict import TensorDict
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import PreTrainedTokenizerFast
+from verl.experimental.reward_loop.reward_loop import RewardLoopManager
+from verl.protocol import DataProto
+
+import verl
+
+pytestmark = pytest.mark.ray
+
+WORDS = ["42", "41", "7", "loop", "c_sleep", "exit", "raise", "nan", "hello"]
+RESPONSE_LEN = 4
+PROMPT_LEN = 3
+MANAGER = [
+    "reward.reward_manager.source=importlib",
+    "reward.reward_manager.module.path=pkg://verl_rewards.integrations.verl",
+    "reward.reward_manager.name=RewardManager",
+]
+
+
+@pytest.fixture(scope="module")
+def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A word-level tokenizer, built in code and saved where verl's workers load it."""
+    vocab = {w: i for i, w in enumerate(["<pad>", "<eos>", "<unk>", *WORDS])}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", eos_token="<eos>",
+                                   unk_token="<unk>")
+    path = tmp_path_factory.mktemp("tokenizer")
+    fast.save_pretrained(path)
+    return path
+
+
+def verl_config(tokenizer_dir: Path, overrides: list[str]):
+    """verl's own ppo_trainer config (hydra), as its trainer composes it."""
+    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        return compose("ppo_trainer", overrides=[
+            f"actor_rollout_ref.model.path={tokenizer_dir}", "reward.num_workers=2", *overrides])
+
+
+def batch(tokenizer_dir: Path, rows: list[tuple[str, str, str]]) -> DataProto:
+    """A verl batch: left-padded prompts, right-padded one-word responses."""
+    tok = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
+    responses = torch.zeros(len(rows), RESPONSE_LEN, dtype=torch.long)
+    mask = torch.zeros(len(rows), PROMPT_LEN + RESPONSE_LEN, dtype=torch.long)
+    for i, (_, response, _) in enumerate(rows):
+        ids = tok.encode(response)
+        responses[i, : len(ids)] = torch.tensor(ids)
+        mask[i, PROMPT_LEN - 1:] = 0
+        mask[i, PROMPT_LEN - 1] = 1  # a one-token prompt
+        mask[i, PROMPT_LEN: PROMPT_LEN + len(ids)] = 1
+    prompts = torch.full((len(rows), PROMPT_LEN), tok.pad_token_id, dtype=torch.long)
+    prompts[:, -1] = tok.convert_tokens_to_ids("hello")
+    tensors = TensorDict({"prompts": prompts, "responses": responses, "attention_mask": mask,
+                          "input_ids": torch.cat([prompts, responses], dim=1)},
+                         batch_size=len(rows))
+    non_tensor = {
+        "data_source": np.array([r[0] for r in rows], dtype=object),
+        "reward_model": np.array([{"ground_truth": r[2]} for r in rows], dtype=object),
+        "extra_info": np.array([{"index": i} for i in range(len(rows))], dtype=object),
+    }
+    return DataProto(batch=tensors, non_tensor_batch=non_tensor)
+
+
+def score_with(config) -> tuple[DataProto, float]:
+    manager = RewardLoopManager(config)
+    try:
+        began = time.monotonic()
+        return manager.compute_rm_score(run_batch.data), time.monotonic() - began
+    finally:
+        for worker in manager.reward_loop_workers:
+            ray.kill(worker)
+
+
+class run_batch:  # noqa: N801 - a holder for the batch under test
+    data: DataProto
+
+
+def last_token_scores(output: DataProto, data: DataProto) -> list[float]:
+    valid = data.batch["attention_mask"][:, PROMPT_LEN:].sum(dim=1)
+    return [float(output.batch["rm_scores"][i, valid[i] - 1]) for i in range(len(valid))]
+
+
+def test_a_plugin_by_name_gives_the_same_rm_scores_as_verls_naive_manager(ray_session, tokenizer_dir):
+    rows = [("d", "42", "42"), ("d", "41", "42"), ("d", "7 7", "7"), ("d", "7", "7")] * 3
+    run_batch.data = batch(tokenizer_dir, rows)
+    ours, _ = score_with(verl_config(tokenizer_dir, [
+        *MANAGER, "+reward.verl_rewards.plugin=exact_match", "+reward.verl_rewards.num_workers=2",
+        "+reward.verl_rewards.worker_num_cpus=0.5"]))
+    naive, _ = score_with(verl_config(tokenizer_dir, [
+        "reward.custom_reward_function.path=pkg://verl_rewards.integrations.verl",
+        "reward.custom_reward_function.name=compute_score",
+        "+reward.custom_reward_function.reward_kwargs.plugin=exact_match"]))
+    assert torch.equal(ours.batch["rm_scores"], naive.batch["rm_scores"])
+    assert last_token_scores(ours, run_batch.data) == [1.0, 0.0, 0.0, 1.0] * 3
+    assert list(ours.non_tensor_batch["error"]) == [None] * 12
+    pids = set(ours.non_tensor_batch["pid"])
+    assert len(pids) >= 1 and os.getpid() not in pids  # scored on the pool's reward actors
+    assert "error" in ours.meta_info["reward_extra_keys"]
+
+
+def test_a_routed_composite(ray_session, tokenizer_dir):
+    rows = [("math/a", "42", "42"), ("chat", "42", "42"), ("math/b", "41", "42")]
+    run_batch.data = batch(tokenizer_dir, rows)
+    config = verl_config(tokenizer_dir, [
+        *MANAGER,
+        "+reward.verl_rewards.rewards.exact.plugin=exact_match",
+        "+reward.verl_rewards.rewards.exact.weight=2",
+        "+reward.verl_rewards.rewards.bonus.plugin=exact_match",
+        "+reward.verl_rewards.rewards.bonus.kwargs.bonus=1",
+        "+reward.verl_rewards.rewards.bonus.weight=0.5",
+        "+reward.verl_rewards.executor=local"])
+    # A glob route as a YAML file would give it (hydra's override grammar cannot spell "math/*").
+    OmegaConf.update(config, "reward.verl_rewards.route",
+                     {"math/*": ["exact", "bonus"], "*": "exact"}, force_add=True)
+    output, _ = score_with(config)
+    assert last_token_scores(output, run_batch.data) == [2.0 + 0.5 * 2.0, 2.0, 0.0 + 0.5 * 1.0]
+    assert list(output.non_tensor_batch["bonus"]) == [2.0, None, 1.0]
+
+
+def test_hangs_crashes_raises_and_nan_fail_only_themselves(ray_session, tokenizer_dir):
+    faults = ["loop", "c_sleep", "exit", "raise", "nan"]
+    rows = [("d", "42", "42"), *[("d", f, "42") for f in faults], ("d", "41", "42"), ("d", "42", "42")]
+    run_batch.data = batch(tokenizer_dir, rows)
+    output, elapsed = score_with(verl_config(tokenizer_dir, [
+        *MANAGER, "+reward.verl_rewards.plugin=faulty", "+reward.verl_rewards.timeout_s=3",
+        "+reward.verl_rewards.error_score=-1", "+reward.verl_rewards.num_workers=2",
+        "+reward.verl_rewards.worker_num_cpus=0.5"]))
+    assert last_token_scores(output, run_batch.data) == [1.0, -1.0, -1.0, -1.0, -1.0, -1.0, 0.0, 1.0]
+    errors = list(output.non_tensor_batch["error"])
+    assert errors[0] is None and errors[-2:] == [None, None]
+    assert errors[1].startswith("SampleTimeout") and errors[2].startswith("SampleTimeout")
+    assert errors[3].startswith("WorkerDied")
+    assert "RuntimeError: the reward raised on purpose" in errors[4]
+    assert errors[5].startswith("RewardValueError")
+    assert elapsed < 45

@@ -1,0 +1,204 @@
+"""verl-rewards as verl's reward manager (verl >= 0.9, ``RewardLoopManager``).
+
+.. code-block:: bash
+
+    reward.reward_manager.source=importlib \\
+    reward.reward_manager.module.path=pkg://verl_rewards.integrations.verl \\
+    reward.reward_manager.name=RewardManager \\
+    +reward.verl_rewards.plugin=gsm8k +reward.verl_rewards.timeout_s=10
+
+verl builds one :class:`RewardManager` in each of its reward-loop actors and
+calls ``run_single`` once per sample, all samples of a batch at once. The
+manager decodes each response as verl's naive manager does, gathers the calls
+of one event-loop iteration into one batch, and scores it through the reward
+section ``reward.verl_rewards`` describes (a plugin, a file, or ``rewards`` +
+``route``; timeouts, crash isolation, per-sample errors). With ``executor:
+ray`` (the default) every reward-loop actor of the job shares one pool of
+``reward.verl_rewards.num_workers`` reward actors: a named actor that drives
+the pool, created by the first manager and gone with the job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import pickle
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import ray
+from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
+
+from verl_rewards.config import RewardConfig, load_config
+from verl_rewards.errors import ConfigError
+from verl_rewards.integrations._batching import Microbatcher
+from verl_rewards.integrations._common import build_scorer, plain
+from verl_rewards.results import BatchResult
+from verl_rewards.samples import Sample
+from verl_rewards.scorer import Scorer
+from verl_rewards.spec import RewardSpec, spec_from_config
+
+__all__ = ["RewardManager"]
+
+log = logging.getLogger("verl_rewards.integrations")
+
+SECTION = "verl_rewards"  # reward.verl_rewards: the verl-rewards reward section
+ERROR_KEY = "error"
+_HOST_GRACE_S = 120.0  # beyond the pool's own deadlines, for Ray itself
+
+
+class RewardManager(RewardManagerBase):  # type: ignore[misc]
+    """A verl reward manager that scores through verl-rewards."""
+
+    def __init__(
+        self, config: Any, tokenizer: Any, compute_score: Any = None,
+        reward_router_address: str | None = None, reward_model_tokenizer: Any = None,
+        **_: Any,
+    ) -> None:
+        super().__init__(config, tokenizer, compute_score)
+        self.reward_config = section_config(config)
+        self.spec = spec_from_config(self.reward_config)
+        self._backend = _backend(self.spec, self.reward_config)
+        self._batcher = Microbatcher(self._backend.score)
+        self._keys = _KnownKeys()
+
+    async def run_single(self, data: Any) -> dict[str, Any]:
+        """Score one sample (verl's reward loop calls this for every sample at once)."""
+        item = data[-1:][0]  # for multi-sequence outputs, the last sequence (as verl's naive)
+        scored = await self._batcher.score(self._sample(item))
+        return self._output(scored.result, scored.index)
+
+    def __call__(self, data: Any, return_dict: bool = False) -> Any:
+        """verl's older reward-manager call: the whole batch, a token-level reward tensor."""
+        samples = [self._sample(data[i]) for i in range(len(data))]
+        result = _run_sync(self._backend.score(samples))
+        tensor = self.assemble_rm_scores(data, result.scores)
+        if not return_dict:
+            return tensor
+        extra = {k: list(v) for k, v in result.extra_info.items()}
+        return {"reward_tensor": tensor, "reward_extra_info": {**extra, ERROR_KEY: result.errors}}
+
+    def _sample(self, item: Any) -> Sample:
+        response_ids = item.batch["responses"]
+        valid = int(item.batch["attention_mask"][-response_ids.shape[-1]:].sum())
+        text = self.tokenizer.decode(response_ids[:valid], skip_special_tokens=True)
+        extras = item.non_tensor_batch
+        extra_info = dict(extras.get("extra_info", None) or {})
+        tool_fields = extras.get("tool_extra_fields", None)
+        if tool_fields is not None:
+            extra_info.update(tool_fields.items())
+        extra_info["num_turns"] = extras.get("__num_turns__", None)
+        extra_info["rollout_reward_scores"] = extras.get("reward_scores", {})
+        return Sample(extras["data_source"], text, extras["reward_model"]["ground_truth"], extra_info)
+
+    def _output(self, result: BatchResult, index: int) -> dict[str, Any]:
+        # verl builds its extra-info arrays from the first sample's keys: every
+        # sample carries every key this process has seen, None where it has none.
+        keys = self._keys.add(result.extra_info)
+        extra = {k: (result.extra_info[k][index] if k in result.extra_info else None) for k in keys}
+        extra[ERROR_KEY] = result.errors[index]
+        return {"reward_score": result.scores[index], "reward_extra_info": extra}
+
+
+def section_config(config: Any) -> RewardConfig:
+    """The validated ``reward.verl_rewards`` section of a verl config."""
+    reward = config.get("reward") if hasattr(config, "get") else None
+    section = reward.get(SECTION) if reward is not None else None
+    if section is None:
+        raise ConfigError(
+            f"verl_rewards.integrations.verl.RewardManager needs the verl-rewards reward section "
+            f"under reward.{SECTION}, e.g. +reward.{SECTION}.plugin=gsm8k "
+            f"(see docs/integrations/verl.md)")
+    return load_config(plain(section))
+
+
+class _KnownKeys:
+    """The extra-info keys seen so far in this process, in first-seen order."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, None] = {}
+        self._lock = threading.Lock()
+
+    def add(self, extra_info: Mapping[str, Any]) -> list[str]:
+        if any(k not in self._keys for k in extra_info):
+            with self._lock:
+                self._keys.update(dict.fromkeys(k for k in extra_info if k != ERROR_KEY))
+        return list(self._keys)
+
+
+class _LocalBackend:
+    """``executor: local``: score in this reward-loop actor, in a thread."""
+
+    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
+        self._scorer = build_scorer(spec, config)
+
+    async def score(self, samples: list[Sample]) -> BatchResult:
+        return await asyncio.to_thread(self._scorer.score, samples)
+
+
+class PoolHost:
+    """A Ray actor that drives one pool of reward actors for every reward-loop actor."""
+
+    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
+        self._scorer = Scorer(spec, config).start()
+        self._lock = threading.Lock()  # one batch at a time: each spans the whole pool
+
+    def score(self, samples: list[Sample]) -> BatchResult:
+        with self._lock:
+            return self._scorer.score(samples)
+
+
+class _RayBackend:
+    """``executor: ray``: the job's shared pool, found (or started) by name."""
+
+    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
+        self._spec, self._config = spec, config
+        digest = hashlib.sha256(pickle.dumps((spec, config))).hexdigest()[:16]
+        job = ray.get_runtime_context().get_job_id()
+        self._name = f"verl_rewards_pool_{job}_{digest}"
+        self._host = self._connect()
+
+    def _connect(self) -> Any:
+        # get_if_exists makes creating the one shared pool race-free across actors.
+        host = ray.remote(PoolHost).options(
+            name=self._name, get_if_exists=True, num_cpus=0, max_concurrency=64,
+        ).remote(self._spec, self._config)
+        return host
+
+    async def score(self, samples: list[Sample]) -> BatchResult:
+        deadline = _deadline_s(self._config, len(samples))
+        for attempt in (1, 2):
+            try:
+                return await asyncio.wait_for(self._host.score.remote(samples), deadline)  # type: ignore[no-any-return]
+            except ray.exceptions.RayActorError:
+                if attempt == 2:
+                    raise
+                log.warning("the verl-rewards pool %s died; starting it again", self._name)
+                self._host = self._connect()
+        raise AssertionError("unreachable")
+
+
+def _backend(spec: RewardSpec, config: RewardConfig) -> _LocalBackend | _RayBackend:
+    return _LocalBackend(spec, config) if config.executor == "local" else _RayBackend(spec, config)
+
+
+def _deadline_s(config: RewardConfig, n: int) -> float | None:
+    """A backstop for one batch: the pool enforces per-sample timeouts itself."""
+    if config.timeout_s is None:
+        return None  # no per-sample limit was asked for
+    # "auto": the plugin's declared timeout, unknown here; assume a generous one.
+    timeout = config.timeout_s if isinstance(config.timeout_s, (int, float)) else 300.0
+    rounds = -(-n // max(1, config.num_workers))
+    return float(timeout) * (rounds + 2) + _HOST_GRACE_S
+
+
+def _run_sync(coroutine: Any) -> BatchResult:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)  # type: ignore[no-any-return]
+    raise RuntimeError("RewardManager.__call__ is synchronous: call run_single from a running loop")
+
+
