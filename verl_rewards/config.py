@@ -23,7 +23,7 @@ OnError = Literal["score", "raise"]
 # reward.timeout_s when it is not set: the plugin's declared @reward(timeout_s=...), else 30 s.
 AUTO: Literal["auto"] = "auto"
 DEFAULT_TIMEOUT_S = 30.0
-Timeout = Union[float, None, Literal["auto"]]
+Timeout = float | None | Literal["auto"]
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", "RewardConfig", None]
 

@@ -8,12 +8,12 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
-from .spec import RewardSpec, spec_from_config
 from .config import ConfigSource, RewardConfig, load_config
 from .errors import ExecutorError
 from .executors import Executor, make_executor
 from .results import BatchResult, Provenance, assemble
 from .samples import SampleLike, as_samples
+from .spec import RewardSpec, spec_from_config
 
 
 class Scorer:

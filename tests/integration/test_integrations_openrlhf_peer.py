@@ -6,13 +6,12 @@ from __future__ import annotations
 import argparse
 import ast
 import asyncio
+import importlib.util
 import os
 import re
 import shlex
 from datetime import datetime
 from pathlib import Path
-
-import importlib.util
 
 import pytest
 from openrlhf.utils.agent import SingleTurnAgentExecutor

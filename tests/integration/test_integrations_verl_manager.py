@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import ray
 import torch
+import verl
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from tensordict import TensorDict
@@ -17,8 +18,6 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 from verl.experimental.reward_loop.reward_loop import RewardLoopManager
 from verl.protocol import DataProto
-
-import verl
 
 pytestmark = pytest.mark.ray
 
@@ -81,14 +80,19 @@ def score_with(config) -> tuple[DataProto, float]:
     manager = RewardLoopManager(config)
     try:
         began = time.monotonic()
-        return manager.compute_rm_score(run_batch.data), time.monotonic() - began
+        output = manager.compute_rm_score(run_batch.data)
+        elapsed = time.monotonic() - began
+        run_batch.pools = [a for a in ray.util.list_named_actors(all_namespaces=True)
+                           if a["name"].startswith("verl_rewards_pool_")]
+        return output, elapsed
     finally:
         for worker in manager.reward_loop_workers:
             ray.kill(worker)
 
 
-class run_batch:  # noqa: N801 - a holder for the batch under test
+class run_batch:
     data: DataProto
+    pools: list[dict[str, str]]
 
 
 def last_token_scores(output: DataProto, data: DataProto) -> list[float]:
@@ -109,9 +113,47 @@ def test_a_plugin_by_name_gives_the_same_rm_scores_as_verls_naive_manager(ray_se
     assert torch.equal(ours.batch["rm_scores"], naive.batch["rm_scores"])
     assert last_token_scores(ours, run_batch.data) == [1.0, 0.0, 0.0, 1.0] * 3
     assert list(ours.non_tensor_batch["error"]) == [None] * 12
-    pids = set(ours.non_tensor_batch["pid"])
-    assert len(pids) >= 1 and os.getpid() not in pids  # scored on the pool's reward actors
     assert "error" in ours.meta_info["reward_extra_keys"]
+
+
+def test_every_reward_loop_actor_shares_one_pool(ray_session, tokenizer_dir):
+    run_batch.data = batch(tokenizer_dir, [("d", "42", "42"), ("d", "41", "42")] * 16)
+    output, _ = score_with(verl_config(tokenizer_dir, [
+        *MANAGER, "+reward.verl_rewards.plugin=exact_match", "+reward.verl_rewards.num_workers=2",
+        "+reward.verl_rewards.worker_num_cpus=0.5", "+reward.verl_rewards.chunk_size=4"]))
+    assert len(run_batch.pools) == 1  # two reward-loop actors, one named pool
+    pids = set(output.non_tensor_batch["pid"])
+    assert len(pids) == 2 and os.getpid() not in pids  # the pool's two reward actors scored
+    # The pool is owned by a reward-loop actor: it goes when they go.
+    deadline = time.monotonic() + 20
+    while [a for a in ray.util.list_named_actors(all_namespaces=True)
+           if a["name"].startswith("verl_rewards_pool_")]:
+        assert time.monotonic() < deadline, "the pool outlived the reward-loop actors"
+        time.sleep(0.2)
+
+
+def test_verls_older_call_returns_the_token_level_tensor_and_extra_info(tokenizer_dir):
+    from verl_rewards.integrations.verl import RewardManager
+
+    data = batch(tokenizer_dir, [("d", "42", "42"), ("d", "raise", "42")])
+    config = verl_config(tokenizer_dir, [
+        *MANAGER, "+reward.verl_rewards.plugin=faulty", "+reward.verl_rewards.executor=local"])
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
+    manager = RewardManager(config=config, tokenizer=tokenizer, compute_score=None)
+    result = manager(data, return_dict=True)
+    assert torch.equal(result["reward_tensor"], manager(data))
+    assert result["reward_tensor"].sum().item() == 1.0
+    assert result["reward_extra_info"]["error"][0] is None
+    assert "RuntimeError" in result["reward_extra_info"]["error"][1]
+
+
+def test_a_missing_section_says_how_to_add_it(tokenizer_dir):
+    from verl_rewards.errors import ConfigError
+    from verl_rewards.integrations.verl import RewardManager
+
+    config = verl_config(tokenizer_dir, MANAGER)
+    with pytest.raises(ConfigError, match=r"under reward.verl_rewards, e.g. \+reward.verl_rewards.plugin=gsm8k"):
+        RewardManager(config=config, tokenizer=None, compute_score=None)
 
 
 def test_a_routed_composite(ray_session, tokenizer_dir):

@@ -23,7 +23,6 @@ from verl_rewards.errors import (
     PluginNotFoundError,
     PluginShapeError,
     RewardError,
-    RewardValueError,
 )
 from verl_rewards.integrations.verl import compute_score, compute_score_async, compute_score_batch
 

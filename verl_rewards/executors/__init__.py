@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ..spec import RewardSpec
 from ..config import RewardConfig
-from ..samples import Sample
 from ..outcomes import Outcome
+from ..samples import Sample
+from ..spec import RewardSpec
 
 
 class Executor(Protocol):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..dispatch import LoadedSpec, limits_for, resolve_spec, score_spec
 from ..config import RewardConfig
-from ..samples import Sample
+from ..dispatch import LoadedSpec, limits_for, resolve_spec, score_spec
 from ..outcomes import Outcome
+from ..samples import Sample
 from ..spec import RewardSpec
 
 

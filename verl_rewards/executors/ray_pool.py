@@ -24,11 +24,11 @@ from typing import Any
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
-from ..dispatch import limits_for
 from ..config import RewardConfig
+from ..dispatch import limits_for
 from ..errors import ExecutorError, PluginLoadError, PluginNotInstalledError, VerlRewardsError
-from ..samples import Sample, contiguous_runs
 from ..outcomes import Outcome
+from ..samples import Sample, contiguous_runs
 from ..scoring import Limits, failure, raise_first_failure, timeout_outcome
 from ..spec import RewardSpec, refs_of
 

@@ -12,37 +12,38 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from ..results import BatchResult
-from ..samples import Sample
 
-ScoreMany = Callable[[list[Sample]], Awaitable[BatchResult]]
+Item = TypeVar("Item")
 
 
 class Scored(NamedTuple):
     """One sample's place in the batch it was scored in."""
 
     result: BatchResult
-    index: int
+    position: int
 
 
 class _Pending(NamedTuple):
-    sample: Sample
+    item: Any
     future: asyncio.Future[Scored]
 
 
-class Microbatcher:
-    """Scores the samples submitted in one loop iteration with one ``score_many`` call."""
+class Microbatcher(Generic[Item]):
+    """Scores the items (samples, or what becomes one) submitted in one loop
+    iteration with one ``score_many`` call."""
 
-    def __init__(self, score_many: ScoreMany, max_batch: int = 4096) -> None:
+    def __init__(self, score_many: Callable[[list[Item]], Awaitable[BatchResult]],
+                 max_batch: int = 4096) -> None:
         self._score_many = score_many
         self._max_batch = max_batch
         self._pending: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[_Pending]] = (
             weakref.WeakKeyDictionary())
 
-    async def score(self, sample: Sample) -> Scored:
-        """Score ``sample`` together with the others submitted now; its batch result and index."""
+    async def score(self, item: Item) -> Scored:
+        """Score ``item`` together with the others submitted now; its batch result and index."""
         loop = asyncio.get_running_loop()
         pending = self._pending.get(loop)
         if pending is None:
@@ -50,7 +51,7 @@ class Microbatcher:
             # Runs after every task already scheduled in this iteration has submitted.
             loop.call_soon(self._flush, loop)
         future: asyncio.Future[Scored] = loop.create_future()
-        pending.append(_Pending(sample, future))
+        pending.append(_Pending(item, future))
         if len(pending) >= self._max_batch:
             self._flush(loop)
         return await future
@@ -62,7 +63,7 @@ class Microbatcher:
 
     async def _run(self, batch: list[_Pending]) -> None:
         try:
-            result = await self._score_many([p.sample for p in batch])
+            result = await self._score_many([p.item for p in batch])
         except BaseException as e:  # the whole call failed: every caller hears why
             for p in batch:
                 if not p.future.done():

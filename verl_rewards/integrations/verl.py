@@ -36,10 +36,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 # Absolute imports: verl may also load this file by path, outside its package.
 from verl_rewards.errors import ConfigError
+from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import (
     ProcessCache,
     adapter_config,
@@ -48,11 +49,13 @@ from verl_rewards.integrations._common import (
     score_batch,
     selection_key,
 )
-from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
 from verl_rewards.spec import RewardSpec, spec_from_config
+
+if TYPE_CHECKING:
+    from verl_rewards.integrations.verl_manager import RewardManager
 
 __all__ = ["RewardManager", "compute_score", "compute_score_async", "compute_score_batch",
            "reference", "section"]
@@ -71,7 +74,7 @@ VerlResult = Any  # a float, or a dict with a float "score" and extra keys
 class _Entry(NamedTuple):
     scorer: Scorer
     host_kwargs: frozenset[str]  # the HOST_KWARGS the reward accepts
-    batcher: Microbatcher  # gathers concurrent compute_score_async calls
+    batcher: Microbatcher[Sample]  # gathers concurrent compute_score_async calls
 
 
 _entries: ProcessCache[_Entry] = ProcessCache()
@@ -108,7 +111,7 @@ async def compute_score_async(
     if entry is None or host:  # the first call imports the reward: keep the loop free
         entry = await asyncio.to_thread(_entry, reward_kwargs, host)
     scored = await entry.batcher.score(Sample(data_source, solution_str, ground_truth, extra_info))
-    return _verl_results(scored.result)[scored.index]
+    return _verl_results(scored.result)[scored.position]
 
 
 def compute_score_batch(

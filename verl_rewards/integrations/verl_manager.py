@@ -25,8 +25,8 @@ import hashlib
 import logging
 import pickle
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import ray
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
@@ -49,7 +49,7 @@ ERROR_KEY = "error"
 _HOST_GRACE_S = 120.0  # beyond the pool's own deadlines, for Ray itself
 
 
-class RewardManager(RewardManagerBase):  # type: ignore[misc]
+class RewardManager(RewardManagerBase):
     """A verl reward manager that scores through verl-rewards."""
 
     def __init__(
@@ -61,37 +61,31 @@ class RewardManager(RewardManagerBase):  # type: ignore[misc]
         self.reward_config = section_config(config)
         self.spec = spec_from_config(self.reward_config)
         self._backend = _backend(self.spec, self.reward_config)
-        self._batcher = Microbatcher(self._backend.score)
+        self._batcher: Microbatcher[_Response] = Microbatcher(self._score_responses)
         self._keys = _KnownKeys()
 
     async def run_single(self, data: Any) -> dict[str, Any]:
         """Score one sample (verl's reward loop calls this for every sample at once)."""
-        item = data[-1:][0]  # for multi-sequence outputs, the last sequence (as verl's naive)
-        scored = await self._batcher.score(self._sample(item))
-        return self._output(scored.result, scored.index)
+        # For multi-sequence outputs, the last sequence (as verl's naive manager).
+        scored = await self._batcher.score(_response(data, len(data) - 1))
+        return self._output(scored.result, scored.position)
 
     def __call__(self, data: Any, return_dict: bool = False) -> Any:
         """verl's older reward-manager call: the whole batch, a token-level reward tensor."""
-        samples = [self._sample(data[i]) for i in range(len(data))]
-        result = _run_sync(self._backend.score(samples))
+        result = _run_sync(self._score_responses([_response(data, i) for i in range(len(data))]))
         tensor = self.assemble_rm_scores(data, result.scores)
         if not return_dict:
             return tensor
         extra = {k: list(v) for k, v in result.extra_info.items()}
         return {"reward_tensor": tensor, "reward_extra_info": {**extra, ERROR_KEY: result.errors}}
 
-    def _sample(self, item: Any) -> Sample:
-        response_ids = item.batch["responses"]
-        valid = int(item.batch["attention_mask"][-response_ids.shape[-1]:].sum())
-        text = self.tokenizer.decode(response_ids[:valid], skip_special_tokens=True)
-        extras = item.non_tensor_batch
-        extra_info = dict(extras.get("extra_info", None) or {})
-        tool_fields = extras.get("tool_extra_fields", None)
-        if tool_fields is not None:
-            extra_info.update(tool_fields.items())
-        extra_info["num_turns"] = extras.get("__num_turns__", None)
-        extra_info["rollout_reward_scores"] = extras.get("reward_scores", {})
-        return Sample(extras["data_source"], text, extras["reward_model"]["ground_truth"], extra_info)
+    async def _score_responses(self, responses: list[_Response]) -> BatchResult:
+        # One batch decode for the whole batch (verl's naive manager decodes one by one).
+        decode = self.tokenizer.batch_decode  # type: ignore[attr-defined]
+        texts = decode([r.ids for r in responses], skip_special_tokens=True)
+        samples = [Sample(r.data_source, text, r.ground_truth, r.extra_info)
+                   for r, text in zip(responses, texts)]
+        return await self._backend.score(samples)
 
     def _output(self, result: BatchResult, index: int) -> dict[str, Any]:
         # verl builds its extra-info arrays from the first sample's keys: every
@@ -112,6 +106,30 @@ def section_config(config: Any) -> RewardConfig:
             f"under reward.{SECTION}, e.g. +reward.{SECTION}.plugin=gsm8k "
             f"(see docs/integrations/verl.md)")
     return load_config(plain(section))
+
+
+class _Response(NamedTuple):
+    """One response of a verl batch, not yet decoded."""
+
+    ids: list[int]
+    data_source: Any
+    ground_truth: Any
+    extra_info: dict[str, Any]
+
+
+def _response(data: Any, i: int) -> _Response:
+    """Row ``i`` of a verl ``DataProto``, read as verl's naive manager reads it."""
+    response_ids = data.batch["responses"][i]
+    valid = int(data.batch["attention_mask"][i, -response_ids.shape[-1]:].sum())
+    extras = {k: v[i] for k, v in data.non_tensor_batch.items()}
+    extra_info = dict(extras.get("extra_info", None) or {})
+    tool_fields = extras.get("tool_extra_fields", None)
+    if tool_fields is not None:
+        extra_info.update(tool_fields.items())
+    extra_info["num_turns"] = extras.get("__num_turns__", None)
+    extra_info["rollout_reward_scores"] = extras.get("reward_scores", {})
+    return _Response(response_ids[:valid].tolist(), extras["data_source"],
+                     extras["reward_model"]["ground_truth"], extra_info)
 
 
 class _KnownKeys:
@@ -171,7 +189,7 @@ class _RayBackend:
         deadline = _deadline_s(self._config, len(samples))
         for attempt in (1, 2):
             try:
-                return await asyncio.wait_for(self._host.score.remote(samples), deadline)  # type: ignore[no-any-return]
+                return await asyncio.wait_for(self._host.score.remote(samples), deadline)
             except ray.exceptions.RayActorError:
                 if attempt == 2:
                     raise
