@@ -16,5 +16,9 @@ plugins=()
 for dir in plugins/*/ examples/toy_plugin/ tests/fixtures/testkit/; do
     [ -f "$dir/pyproject.toml" ] && plugins+=("./$dir")
 done
-pip install --quiet -e ".[trainer,test,dev]" "${plugins[@]}"
+pip install --quiet -e ".[trainer,test,dev,peers]" "${plugins[@]}" "torch==2.13.0"
+# OpenRLHF's reward-file loader and argument parser (the tests run them); its
+# GPU stack (vLLM, DeepSpeed, flash-attn) is not needed for that.
+pip install --quiet --no-deps "openrlhf==0.11.2"
+pip install --quiet pylatexenc
 echo "installed into $VENV: verl-rewards + ${#plugins[@]} plugin package(s)"

@@ -189,3 +189,44 @@ def test_reward_function_pickles_and_scores_after_unpickling(plugin):
     restored = pickle.loads(pickle.dumps(fn))
     assert type(restored) is type(fn) and restored.__name__ == plugin
     assert trl_call(restored, ["1"], ground_truth=["1"]) == [1.0]
+
+
+def test_a_composite_reward_section_is_one_trl_function():
+    fn = reward_func(reward={
+        "rewards": {"exact": {"plugin": "exact_match", "weight": 2.0},
+                    "bonus": {"plugin": "exact_match", "kwargs": {"bonus": 1.0}, "weight": 0.5}},
+        "route": {"math/*": ["exact", "bonus"], "*": "exact"},
+    }, ground_truth_column="answer")
+    assert fn.__name__ == "composite"
+    scores = trl_call(fn, ["42", "42", "1"], answer=["42", "42", "42"],
+                      data_source=["math/a", "chat", "chat"])
+    assert scores == [2.0 + 0.5 * 2.0, 2.0, 0.0]
+    assert pickle.loads(pickle.dumps(fn)).ref == fn.ref  # TRL may ship it to another process
+
+
+def test_a_reward_file_section(reward_file):
+    path = reward_file('''
+        def half(data_source, solution_str, ground_truth, extra_info=None):
+            return 0.5
+    ''')
+    fn = reward_func(reward={"path": str(path), "name": "half"})
+    assert trl_call(fn, ["a", "b"], ground_truth=["x", "y"]) == [0.5, 0.5]
+
+
+def test_plugin_and_reward_together_are_an_error():
+    with pytest.raises(ConfigError, match="a plugin name, or a reward section"):
+        reward_func("exact_match", reward={"plugin": "exact_match"})
+
+
+def test_the_plugins_declared_timeout_applies_when_none_is_set(make_dist):
+    make_dist("slow-rewards", "1.0", "[verl_rewards]\nslow = plug_slow:slow\n", {"plug_slow.py": '''
+        from verl_rewards import reward
+
+        @reward(timeout_s=0.3)
+        def slow(data_source, solution_str, ground_truth, extra_info=None):
+            while True:  # a Python hang: the in-process watchdog interrupts it
+                pass
+    '''})
+    began = time.monotonic()
+    assert reward_func("slow", error_score=-1.0)(["a"], ["a"], ground_truth=["a"]) == [-1.0]
+    assert time.monotonic() - began < 3

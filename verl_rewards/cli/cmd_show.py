@@ -55,6 +55,7 @@ def describe(record: PluginRecord, loaded: LoadedReward) -> dict[str, Any]:
     from dataclasses import asdict
 
     from ..checking import describe_shape
+    from ..scoring import Limits
 
     target = loaded.target
     meta = loaded.meta
@@ -72,7 +73,9 @@ def describe(record: PluginRecord, loaded: LoadedReward) -> dict[str, Any]:
     info["docstring"] = inspect.getdoc(target) or ""
     info["description"] = meta.description
     info["data_sources"] = list(meta.data_sources)
-    info["timeout_s"] = meta.timeout_s
+    # What the runtime uses when reward.timeout_s is not set: the declared timeout, else the default.
+    info["timeout_s"] = Limits(use_declared=True).for_reward(loaded).timeout_s
+    info["timeout_declared"] = meta.timeout_s is not None
     info["tags"] = list(meta.tags)
     info["examples"] = [asdict(e) for e in meta.examples]
     return info
@@ -114,6 +117,11 @@ def _lines(info: dict[str, Any]) -> list[str]:
         elif key == "docstring" and value:
             lines.append(label)
             lines.extend(f"    {line}".rstrip() for line in value.splitlines())
+        elif key == "timeout_declared":
+            continue
+        elif key == "timeout_s":
+            origin = "declared by the plugin" if info.get("timeout_declared") else "the default"
+            lines.append(f"{label.ljust(16)}{value:g} s ({origin}; reward.timeout_s overrides it)")
         elif isinstance(value, list):
             lines.append(f"{label.ljust(16)}{', '.join(map(str, value)) or '-'}")
         else:
