@@ -86,7 +86,7 @@ def test_a_crashing_program_scores_zero_and_the_caller_survives() -> None:
 
 
 def test_a_memory_hog_is_reported_as_memory() -> None:
-    result = score("```python\nx = bytearray(1 << 40)\n```", memory_mb=128)
+    result = score("```python\nx = bytearray(1 << 40)\n```", memory_mb=256)
     assert result["test_statuses"] == "memory,memory,memory"
 
 

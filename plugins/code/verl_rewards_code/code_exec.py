@@ -52,7 +52,8 @@ def compute_score(
     timeout_s: float = 5.0,
     memory_mb: int = 1024,
     max_output_bytes: int = 4 * 1024 * 1024,
-    max_processes: int = 32,
+    max_processes: int = 4,
+    disk_mb: int = 64,
     isolation: Mode = "auto",
     python: str | None = None,
     stop_on_first_failure: bool = False,
@@ -60,7 +61,8 @@ def compute_score(
 ) -> dict[str, Any]:
     """Score = tests passed / tests, each test one sandboxed run of the program.
 
-    Limits apply per run (see ``Limits``). ``stop_on_first_failure`` skips the
+    Limits apply to each run as a whole (see ``Limits``: ``memory_mb`` is
+    shared by the run's processes and its ``disk_mb`` working directory). ``stop_on_first_failure`` skips the
     remaining tests after a failure; ``all_or_nothing`` scores 1.0 only when
     every test passes. Extra info: ``tests_passed``, ``tests_total``,
     ``test_statuses`` (comma-separated, in test order) and ``isolation``.
@@ -70,6 +72,7 @@ def compute_score(
         memory_mb=memory_mb,
         max_output_bytes=max_output_bytes,
         max_processes=max_processes,
+        disk_mb=disk_mb,
     )
     tests = parse_tests(ground_truth)
     code = extract_code(solution_str)
