@@ -10,6 +10,7 @@ from verl_rewards.metadata import Example, reward
 
 from .extract import extract_code
 from .outcome import Status, status_of
+from .runs import prepare
 from .sandbox import Limits, Mode, Sandbox
 from .spec import ProgramTest, parse_tests
 
@@ -104,6 +105,7 @@ def run_tests(
         if stop_on_first_failure and statuses and statuses[-1] != "pass":
             statuses.append("skipped")
             continue
-        result = sandbox.run(test.program(code), test.stdin, limits)
-        statuses.append(status_of(result, test, limits))
+        run = prepare(test, code)
+        result = sandbox.run(run.source, run.stdin, limits)
+        statuses.append(status_of(result, test, limits, run.sentinel))
     return statuses
