@@ -426,3 +426,36 @@ def test_default_limits_keep_a_run_within_its_memory_budget() -> None:
 def test_limits_that_leave_too_little_memory_per_process_are_an_error() -> None:
     with pytest.raises(ValueError, match="leaves 16 MB per process"):
         Limits(memory_mb=128, disk_mb=64, max_processes=4)
+
+
+def test_the_user_namespace_sandbox_of_non_root_callers_builds_the_same_minimal_root(
+    namespaces: Isolation, tmp_path: Path
+) -> None:
+    # What a caller who is not root gets; root can build it too, so it runs here either way.
+    user_ns = Isolation(
+        "namespaces",
+        (shutil.which("unshare") or "unshare", "--user", "--map-root-user", *isolation_module._NAMESPACES),
+        drop_caps=True,
+        mount=True,
+        binds=namespaces.binds,
+    )
+    secret = tmp_path / "dataset.jsonl"
+    secret.write_text("expected outputs\n")
+    source = f"""
+        import os
+        for path in {[str(secret), "/tmp/ray", "/root/.bash_history"]!r}:
+            try:
+                open(path).read()
+                print("read", path)
+            except OSError as e:
+                print(type(e).__name__)
+        try:
+            open("/usr/escape", "w")
+        except OSError as e:
+            print(e.errno)
+        open("inside.txt", "w").write("ok")
+        print(len(os.listdir(os.path.dirname(os.getcwd()))), open("inside.txt").read())
+        """
+    result = launch.execute(user_ns, textwrap.dedent(source), "", FAST, sys.executable)
+    assert result.ok, result.setup_error or result.stderr
+    assert result.stdout.splitlines() == ["FileNotFoundError"] * 3 + ["30", "2 ok"]
