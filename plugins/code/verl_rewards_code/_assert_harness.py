@@ -162,7 +162,8 @@ def _no_signal_handlers(*_: Any) -> Any:
 
 def _seal() -> None:
     """Before the program runs: nobody may read this process's memory or frames."""
-    ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     for module in (signal, sys.modules["_signal"]):
         for name in ("signal", "setitimer", "alarm"):
             if hasattr(module, name):
