@@ -1,4 +1,4 @@
-"""In-sandbox runner: set up the mount namespace, then run one program under limits.
+"""In-sandbox runner: build a minimal root in the mount namespace, then run one program under limits.
 
 This file is executed as ``python -I -S -c <this source> <config json>``, as the
 first process inside the new namespaces (PID 1 of the PID namespace when there
@@ -153,7 +153,13 @@ def _build_root(cfg: dict[str, Any]) -> str:
     writable = {root + cfg["workdir"], root + "/dev/shm"}
     for mount_point, kept in _mounts():
         if _inside(mount_point, root) and mount_point not in writable:
-            _mount(None, mount_point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None)
+            try:
+                _mount(None, mount_point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None)
+            except SetupError:
+                # A mount hidden under another one cannot be reached by path
+                # (nor by the program); anything still writable is fatal.
+                if os.statvfs(mount_point).f_flag & os.ST_RDONLY == 0:
+                    raise
     return root
 
 
