@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
 import shutil
@@ -340,7 +341,7 @@ def test_a_program_cannot_list_other_runs_or_ray_logs(namespaces: Isolation) -> 
         sleeper.join(timeout=30)
     assert result.ok, result.stderr
     own, *rest = result.stdout.splitlines()
-    assert len(eval(own)) == 1  # only this run's own (nearly empty) tree
+    assert len(ast.literal_eval(own)) == 1  # only this run's own (nearly empty) tree
     assert rest == ["FileNotFoundError"] * (len(targets) - 1)
     if os.path.isdir("/tmp/ray"):
         assert os.listdir("/tmp/ray")  # what the program would have seen
