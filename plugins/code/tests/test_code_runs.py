@@ -222,3 +222,29 @@ def test_compound_assertions_are_checked_by_the_harness() -> None:
         "assert f(1) == [9, 9]",
     ]
     assert score(program, asserts) == (6 / 7, "pass,pass,pass,pass,pass,pass,fail")
+
+
+ANYTHING = """
+    class Anything:
+        def __eq__(self, other):
+            return True
+        def __bool__(self):
+            return True
+    """
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [
+        "assert all(f(x) == x * x for x in range(3))",
+        "assert any(f(x) == 99 for x in range(3))",
+        "assert [x for x in range(3) if f(x)] == [0, 1, 2]",
+        "assert f(2)",
+        "assert bool(f(2)) is True",
+        "assert (f(1) if f(2) else 0) == 1",
+        "assert f(1) == 1 or f(2)",
+    ],
+)
+def test_a_program_object_decides_no_comparison_or_truth_anywhere_in_an_assertion(assertion: str) -> None:
+    program = textwrap.dedent(ANYTHING) + "def f(x):\n    return Anything()\n"
+    assert score(program, [assertion]) == (0.0, "fail")

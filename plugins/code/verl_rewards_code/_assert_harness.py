@@ -15,7 +15,8 @@ profiling), ``gc`` object walks, ``ctypes``, ``/proc`` and fresh copies of
 ``signal``; the process is made non-dumpable so no other process can read its
 memory either. This is hardening inside one process, not a proof.
 
-Comparisons in an ``assert`` are done by the harness on plain values only
+Comparisons and truth tests anywhere in an ``assert`` (and ``any``, ``all``,
+``bool`` called from it) are done by the harness on plain values only
 (``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes`` and
 ``list``/``tuple``/``dict``/``set``/``frozenset`` of them, exact types): an
 operand of any other type, e.g. an object whose ``__eq__`` is always true or a
@@ -112,24 +113,45 @@ def truth(value: Any) -> bool:
 
 
 class _Rewrite(ast.NodeTransformer):
-    """``assert`` tests become calls of the harness's own comparison functions."""
+    """In every ``assert``, comparisons and truth tests become calls of the
+    harness's own functions, wherever they sit (comprehensions, calls...)."""
 
     def visit_Assert(self, node: ast.Assert) -> ast.stmt:
-        test = ast.Call(_name("__verl_truth__"), [self._checked(node.test)], [])
-        replacement = ast.Assert(test=test, msg=node.msg)
-        return ast.copy_location(replacement, node)
+        test = _call("__verl_truth__", _Checked().visit(node.test))
+        return ast.copy_location(ast.Assert(test=test, msg=node.msg), node)
 
-    def _checked(self, node: ast.expr) -> ast.expr:
-        if isinstance(node, ast.Compare) and all(type(op).__name__ in _OPS for op in node.ops):
-            ops = ast.Tuple([ast.Constant(type(op).__name__) for op in node.ops], ast.Load())
-            thunks = ast.List([_thunk(e) for e in (node.left, *node.comparators)], ast.Load())
-            return ast.Call(_name("__verl_compare__"), [ops, thunks], [])
-        if isinstance(node, ast.BoolOp):
-            values: list[ast.expr] = [ast.Call(_name("__verl_truth__"), [self._checked(v)], []) for v in node.values]
-            return ast.BoolOp(node.op, values)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return ast.UnaryOp(ast.Not(), ast.Call(_name("__verl_truth__"), [self._checked(node.operand)], []))
+
+class _Checked(ast.NodeTransformer):
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        self.generic_visit(node)
+        if not all(type(op).__name__ in _OPS for op in node.ops):
+            return node
+        ops = ast.Tuple([ast.Constant(type(op).__name__) for op in node.ops], ast.Load())
+        thunks = ast.List([_thunk(e) for e in (node.left, *node.comparators)], ast.Load())
+        return ast.Call(_name("__verl_compare__"), [ops, thunks], [])
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        self.generic_visit(node)
+        return ast.BoolOp(node.op, [_call("__verl_truth__", v) for v in node.values])
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return ast.UnaryOp(ast.Not(), _call("__verl_truth__", node.operand))
         return node
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        self.generic_visit(node)
+        return ast.IfExp(_call("__verl_truth__", node.test), node.body, node.orelse)
+
+    def visit_comprehension(self, node: ast.comprehension) -> ast.comprehension:
+        self.generic_visit(node)
+        node.ifs = [_call("__verl_truth__", test) for test in node.ifs]
+        return node
+
+
+def _call(name: str, arg: ast.expr) -> ast.Call:
+    return ast.Call(_name(name), [arg], [])
 
 
 def _name(name: str) -> ast.Name:
@@ -215,7 +237,13 @@ def main() -> None:
     spec = _read_spec()
     emit = _emitter(spec.pop("nonce"))
     assertion = _compile_assertion(spec["assertion"])
-    pristine = dict(vars(builtins))
+    # any/all/bool ask a value's own __bool__: in an assertion they ask truth().
+    pristine = {
+        **vars(builtins),
+        "any": lambda values: any(truth(v) for v in values),
+        "all": lambda values: all(truth(v) for v in values),
+        "bool": truth,
+    }
     before = _snapshot()
     # The program is __main__ (as when run directly); this harness is then
     # reachable by no name, and by no frame once sealed.
