@@ -119,6 +119,17 @@ def test_a_symlinked_cache_directory_is_never_followed(tmpdir_: Path, module: st
     assert elsewhere not in target.resolve().parents
 
 
+def test_a_shared_parent_without_the_sticky_bit_is_not_used_for_the_cache(
+    tmpdir_: Path, module: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    tmpdir_.chmod(0o777)  # anyone may rename entries here, ours included
+    with caplog.at_level(logging.WARNING, logger=shipping.__name__):
+        target = shipping.unpack(archive(module, "genuine"))
+    assert imported_value(module) == "genuine"
+    assert target.parent != shared_name(tmpdir_) and "not sticky" in caplog.text
+    assert (target.parent.stat().st_mode & 0o777) == 0o700
+
+
 def test_a_cached_tree_with_other_bytes_is_replaced(tmpdir_: Path, module: str) -> None:
     data = archive(module, "genuine")
     base = shared_name(tmpdir_)

@@ -79,7 +79,7 @@ def cache_dir() -> Path:
         base.mkdir(mode=0o700)
     except FileExistsError:
         pass
-    problem = private_dir_problem(base)
+    problem = _unsafe_parent(base.parent) or private_dir_problem(base)
     if problem is None:
         return base
     fresh = Path(tempfile.mkdtemp(prefix="verl_rewards_shipped-"))
@@ -101,6 +101,15 @@ def private_dir_problem(path: Path) -> str | None:
         return f"it belongs to uid {info.st_uid}, not {os.geteuid()}"
     if info.st_mode & 0o077:
         return f"its mode is {stat.S_IMODE(info.st_mode):04o}, not 0700"
+    return None
+
+
+def _unsafe_parent(parent: Path) -> str | None:
+    """Others could swap our directory for theirs under a parent that they may
+    write to without the sticky bit (the usual /tmp has it)."""
+    mode = parent.stat().st_mode
+    if mode & (stat.S_IWGRP | stat.S_IWOTH) and not mode & stat.S_ISVTX:
+        return f"{parent} is writable by others and not sticky"
     return None
 
 
