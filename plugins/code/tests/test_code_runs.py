@@ -97,6 +97,17 @@ def test_a_replaced_module_function_the_assert_uses_is_a_failure() -> None:
     assert score(program, ["import math\nassert math.isclose(half(), 0.5)"]) == (0.0, "fail")
 
 
+def test_a_fake_math_bound_by_the_program_is_not_what_the_assert_uses() -> None:
+    program = """
+        class math:
+            isclose = staticmethod(lambda *a, **k: True)
+        def half():
+            return 0
+        """
+    assert score(program, ["assert math.isclose(half(), 0.5)"]) == (0.0, "fail")
+    assert score("def half():\n    return 0.5\n", ["assert math.isclose(half(), 0.5)"]) == (1.0, "pass")
+
+
 @pytest.mark.parametrize(
     "attack",
     [

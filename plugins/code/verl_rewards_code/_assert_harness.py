@@ -252,7 +252,15 @@ def main() -> None:
     _seal()
     _run_program(spec["program"], program.__dict__)
     _check_untouched(before)
-    scope = {**program.__dict__, "__builtins__": pristine, "__verl_compare__": compare, "__verl_truth__": truth}
+    scope = {
+        **program.__dict__,
+        # The assertion's math, cmath and operator are the real ones, whatever
+        # the program bound to those names.
+        **{m.__name__: types.SimpleNamespace(**vars(m)) for m in _WATCHED if m is not builtins},
+        "__builtins__": pristine,
+        "__verl_compare__": compare,
+        "__verl_truth__": truth,
+    }
     exec(assertion, scope)
     _check_untouched(before)
     emit()
