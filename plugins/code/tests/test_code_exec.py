@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -86,7 +89,7 @@ def test_a_crashing_program_scores_zero_and_the_caller_survives() -> None:
 
 
 def test_a_memory_hog_is_reported_as_memory() -> None:
-    result = score("```python\nx = bytearray(1 << 40)\n```", memory_mb=128)
+    result = score("```python\nx = bytearray(1 << 40)\n```", memory_mb=256)
     assert result["test_statuses"] == "memory,memory,memory"
 
 
@@ -102,3 +105,22 @@ def test_malformed_ground_truth_is_an_error_not_a_zero() -> None:
 def test_an_unknown_option_is_an_error() -> None:
     with pytest.raises(TypeError):
         score(ADD, timeout=3)
+
+
+def test_a_program_that_reads_the_dataset_for_its_answers_scores_nothing() -> None:
+    # Issue 15, row 16: the dataset beside the tests holds the expected outputs.
+    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
+        pytest.skip("no unshare on this system: the program would see the host's files")
+    dataset = Path(__file__).with_name("data") / "apps_rows.jsonl"
+    row = json.loads(dataset.read_text())
+    cheat = (
+        "import json\n"
+        f"row = json.loads(open({str(dataset)!r}).read())\n"
+        "print(json.loads(row['ground_truth'])['outputs'][0], end='')\n"
+    )
+    started = time.monotonic()
+    result = compute_score("apps", cheat, row["ground_truth"], None)
+    assert (result["score"], result["test_statuses"]) == (0.0, "error")
+    assert result["isolation"] == "namespaces" and time.monotonic() - started < 10.0
+    # The same program, where the sandbox shows the host's files, finds the answer.
+    assert compute_score("apps", cheat, row["ground_truth"], None, isolation="rlimits")["score"] == 1.0

@@ -59,13 +59,6 @@ def test_the_cpu_limit_is_derived_in_one_place() -> None:
     assert ("RLIMIT_CPU", 3, 4) in Limits(timeout_s=2.5).rlimits()
 
 
-def test_an_assertion_test_appends_its_assertion_to_the_program() -> None:
-    assert ProgramTest("", None, "assert f() == 1").program("def f():\n    return 1") == (
-        "def f():\n    return 1\n\nassert f() == 1\n"
-    )
-    assert ProgramTest("x", "y").program("print(1)") == "print(1)"
-
-
 @pytest.mark.parametrize(
     ("actual", "expected"),
     [
@@ -135,10 +128,14 @@ LIMITS = Limits(timeout_s=2.0)
             "output_limit",
         ),
         (RunResult("", "", setup_error="mount failed"), STDIO, "sandbox_error"),
-        (RunResult("", "", exit_code=0), ASSERTION, "pass"),
+        (RunResult("out\nNONCE\n", "", exit_code=0), ASSERTION, "pass"),
+        # exit 0 without the harness's nonce: the assertion never ran
+        (RunResult("", "", exit_code=0), ASSERTION, "fail"),
+        (RunResult("NONCE", "", exit_code=0), ASSERTION, "fail"),
+        (RunResult("\nNONCE\nmore\n", "", exit_code=0), ASSERTION, "fail"),
         (RunResult("", "Traceback\nAssertionError\n", exit_code=1), ASSERTION, "fail"),
         (RunResult("", "Traceback\nNameError: f\n", exit_code=1), ASSERTION, "error"),
     ],
 )
 def test_status_of_a_run(result: RunResult, test: ProgramTest, status: str) -> None:
-    assert status_of(result, test, LIMITS) == status
+    assert status_of(result, test, LIMITS, "NONCE" if test.assertion else None) == status

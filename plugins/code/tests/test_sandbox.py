@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
 import shutil
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -26,7 +28,7 @@ from verl_rewards_code.sandbox import (
 )
 from verl_rewards_code.sandbox import isolation as isolation_module
 
-FAST = Limits(timeout_s=1.0, memory_mb=256, max_output_bytes=64 * 1024, max_processes=16)
+FAST = Limits(timeout_s=1.0, memory_mb=512, max_output_bytes=64 * 1024, max_processes=8, disk_mb=16)
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +95,7 @@ def test_memory_hog_hits_the_address_space_limit() -> None:
         while True:
             hog.append(bytearray(10 * 1024 * 1024))
         """,
-        limits=Limits(timeout_s=5.0, memory_mb=128),
+        limits=Limits(timeout_s=5.0, memory_mb=128, max_processes=1, disk_mb=16),
     )
     assert result.exit_code not in (0, None) and "MemoryError" in result.stderr
     assert result.max_rss_kb is not None and result.max_rss_kb < 128 * 1024
@@ -284,3 +286,177 @@ def test_a_broken_sandbox_is_a_setup_error_not_a_program_failure() -> None:
     result = launch.execute(broken, "print('never')", "", FAST, sys.executable)
     assert result.setup_error is not None and "exited with 1" in result.setup_error
     assert isolation_module.probe(broken, sys.executable) == result.setup_error
+
+
+# Row 16 of issue 15: the program sees no host files beyond the interpreter.
+
+DATASET = Path(__file__).with_name("data") / "apps_rows.jsonl"
+
+
+def test_a_program_cannot_read_a_dataset_beside_the_tests_or_in_tmp(namespaces: Isolation, tmp_path: Path) -> None:
+    copy = tmp_path / "dataset.jsonl"
+    copy.write_text(DATASET.read_text())
+    copy.chmod(0o644)
+    tmp_path.chmod(0o755)
+    probe = f"""
+        for path in {[str(DATASET), str(copy)]!r}:
+            try:
+                print(open(path).read()[:20])
+            except OSError as e:
+                print(type(e).__name__)
+        """
+    started = time.monotonic()
+    result = run(probe)
+    assert result.ok, result.stderr
+    assert result.stdout == "FileNotFoundError\nFileNotFoundError\n"
+    assert time.monotonic() - started < 5.0
+    # The same files are world-readable where the sandbox has no root of its own.
+    weak = run_program(textwrap.dedent(probe), "", FAST, isolation="rlimits")
+    assert weak.stdout.count('{"data_source"') == 2
+
+
+def test_a_program_cannot_list_other_runs_or_ray_logs(namespaces: Isolation) -> None:
+    other: dict[str, RunResult] = {}
+    sleeper = threading.Thread(target=lambda: other.update(r=run("import time\ntime.sleep(3)", limits=SLOW)))
+    sleeper.start()
+    try:
+        tmp = tempfile.gettempdir()
+        deadline = time.monotonic() + 5
+        while not (others := list(Path(tmp).glob("verl-rewards-code-*/io/main.py"))):
+            assert time.monotonic() < deadline, "the other run never started"
+            time.sleep(0.05)
+        targets = [tmp, "/tmp/ray", *map(str, others)]
+        result = run(
+            f"""
+            import os
+            print(os.listdir({tmp!r}))
+            for path in {targets[1:]!r}:
+                try:
+                    print(os.listdir(path) if os.path.isdir(path) else open(path).read())
+                except OSError as e:
+                    print(type(e).__name__)
+            """
+        )
+    finally:
+        sleeper.join(timeout=30)
+    assert result.ok, result.stderr
+    own, *rest = result.stdout.splitlines()
+    assert len(ast.literal_eval(own)) == 1  # only this run's own (nearly empty) tree
+    assert rest == ["FileNotFoundError"] * (len(targets) - 1)
+    if os.path.isdir("/tmp/ray"):
+        assert os.listdir("/tmp/ray")  # what the program would have seen
+    assert other["r"].ok
+
+
+# Row 17 of issue 15: memory, processes and disk are bounded for the whole run.
+
+SLOW = Limits(timeout_s=8.0, memory_mb=512, max_output_bytes=64 * 1024, max_processes=4, disk_mb=32)
+
+HOARDERS = """
+    import os, sys, time
+    read, write = os.pipe()
+    children = 0
+    for _ in range(8):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            break
+        children += 1
+    chunks = []
+    try:
+        while True:
+            chunk = bytearray(8 * 1024 * 1024)
+            chunk[::4096] = b"x" * len(chunk[::4096])  # touch every page: real memory
+            chunks.append(chunk)
+    except MemoryError:
+        pass
+    os.write(write, f"{len(chunks) * 8}\\n".encode())
+    if pid == 0:
+        time.sleep(2)  # hold it while the others allocate
+        os._exit(0)
+    for _ in range(children):
+        os.wait()
+    os.close(write)
+    reports = os.read(read, 4096).decode().split()
+    print(len(reports), sum(map(int, reports)))
+    """
+
+
+def test_processes_together_stay_within_the_memory_budget(namespaces: Isolation) -> None:
+    started = time.monotonic()
+    result = run(HOARDERS, limits=SLOW)
+    assert result.ok, result.stderr
+    processes, total_mb = map(int, result.stdout.split())
+    assert processes == SLOW.max_processes  # the fork past the cap failed
+    assert 0 < total_mb <= SLOW.memory_mb - SLOW.disk_mb
+    assert time.monotonic() - started < SLOW.timeout_s + 2
+
+
+def test_the_working_directory_and_shm_share_one_disk_budget(namespaces: Isolation) -> None:
+    disk = Limits(timeout_s=5.0, memory_mb=512, max_output_bytes=1024 * 1024, disk_mb=16)
+    result = run(
+        """
+        import errno
+        written = 0
+        for i in range(200):
+            for path in (f"file{i}", f"/dev/shm/seg{i}"):
+                try:
+                    with open(path, "wb") as f:
+                        f.write(b"x" * (512 * 1024))
+                    written += 512 * 1024
+                except OSError as e:
+                    assert e.errno == errno.ENOSPC, e
+                    print(written // 1024 // 1024)
+                    raise SystemExit(0)
+        print("unbounded")
+        """,
+        limits=disk,
+    )
+    assert result.ok, result.stderr
+    assert disk.disk_mb - 2 <= int(result.stdout) <= disk.disk_mb
+
+
+def test_default_limits_keep_a_run_within_its_memory_budget() -> None:
+    limits = Limits()
+    assert limits.max_processes * limits.process_memory_mb + limits.disk_mb <= limits.memory_mb == 1024
+    assert dict((name, soft) for name, soft, _ in limits.rlimits())["RLIMIT_AS"] == limits.process_memory_mb * 1024**2
+
+
+def test_limits_that_leave_too_little_memory_per_process_are_an_error() -> None:
+    with pytest.raises(ValueError, match="leaves 16 MB per process"):
+        Limits(memory_mb=128, disk_mb=64, max_processes=4)
+
+
+def test_the_user_namespace_sandbox_of_non_root_callers_builds_the_same_minimal_root(
+    namespaces: Isolation, tmp_path: Path
+) -> None:
+    # What a caller who is not root gets; root can build it too, so it runs here either way.
+    user_ns = Isolation(
+        "namespaces",
+        (shutil.which("unshare") or "unshare", "--user", "--map-root-user", *isolation_module._NAMESPACES),
+        drop_caps=True,
+        mount=True,
+        binds=namespaces.binds,
+    )
+    secret = tmp_path / "dataset.jsonl"
+    secret.write_text("expected outputs\n")
+    source = f"""
+        import os
+        for path in {[str(secret), "/tmp/ray", "/root/.bash_history"]!r}:
+            try:
+                open(path).read()
+                print("read", path)
+            except OSError as e:
+                print(type(e).__name__)
+        try:
+            open("/usr/escape", "w")
+        except OSError as e:
+            print(e.errno)
+        open("inside.txt", "w").write("ok")
+        print(len(os.listdir(os.path.dirname(os.getcwd()))), open("inside.txt").read())
+        """
+    result = launch.execute(user_ns, textwrap.dedent(source), "", FAST, sys.executable)
+    assert result.ok, result.setup_error or result.stderr
+    assert result.stdout.splitlines() == ["FileNotFoundError"] * 3 + ["30", "2 ok"]

@@ -10,6 +10,7 @@ from verl_rewards.metadata import Example, reward
 
 from .extract import extract_code
 from .outcome import Status, status_of
+from .runs import prepare
 from .sandbox import Limits, Mode, Sandbox
 from .spec import ProgramTest, parse_tests
 
@@ -52,7 +53,8 @@ def compute_score(
     timeout_s: float = 5.0,
     memory_mb: int = 1024,
     max_output_bytes: int = 4 * 1024 * 1024,
-    max_processes: int = 32,
+    max_processes: int = 4,
+    disk_mb: int = 64,
     isolation: Mode = "auto",
     python: str | None = None,
     stop_on_first_failure: bool = False,
@@ -60,7 +62,8 @@ def compute_score(
 ) -> dict[str, Any]:
     """Score = tests passed / tests, each test one sandboxed run of the program.
 
-    Limits apply per run (see ``Limits``). ``stop_on_first_failure`` skips the
+    Limits apply to each run as a whole (see ``Limits``: ``memory_mb`` is
+    shared by the run's processes and its ``disk_mb`` working directory). ``stop_on_first_failure`` skips the
     remaining tests after a failure; ``all_or_nothing`` scores 1.0 only when
     every test passes. Extra info: ``tests_passed``, ``tests_total``,
     ``test_statuses`` (comma-separated, in test order) and ``isolation``.
@@ -70,6 +73,7 @@ def compute_score(
         memory_mb=memory_mb,
         max_output_bytes=max_output_bytes,
         max_processes=max_processes,
+        disk_mb=disk_mb,
     )
     tests = parse_tests(ground_truth)
     code = extract_code(solution_str)
@@ -101,6 +105,7 @@ def run_tests(
         if stop_on_first_failure and statuses and statuses[-1] != "pass":
             statuses.append("skipped")
             continue
-        result = sandbox.run(test.program(code), test.stdin, limits)
-        statuses.append(status_of(result, test, limits))
+        run = prepare(test, code)
+        result = sandbox.run(run.source, run.stdin, limits)
+        statuses.append(status_of(result, test, limits, run.sentinel))
     return statuses

@@ -12,9 +12,11 @@ from .spec import ProgramTest
 Status = Literal["pass", "fail", "error", "timeout", "memory", "output_limit", "sandbox_error", "skipped"]
 
 
-def status_of(result: RunResult, test: ProgramTest, limits: Limits) -> Status:
-    """``pass`` only when the program exited 0 and printed the expected output
-    (or, for an assertion test, simply exited 0); a failing assertion is ``fail``."""
+def status_of(result: RunResult, test: ProgramTest, limits: Limits, sentinel: str | None = None) -> Status:
+    """``pass`` only when the program exited 0 and printed the expected output,
+    or, for an assertion test, when the harness printed ``sentinel`` (the
+    run's nonce) as the last line: the assertion ran and held. A failing
+    assertion, or an exit 0 before the harness got there, is ``fail``."""
     if result.setup_error is not None:
         return "sandbox_error"
     if result.timed_out or _out_of_cpu(result, limits):
@@ -23,9 +25,10 @@ def status_of(result: RunResult, test: ProgramTest, limits: Limits) -> Status:
         return "output_limit"
     if result.exit_code != 0:
         return _failure_kind(result, test)
-    if test.expected is None:
-        return "pass"
-    return "pass" if outputs_match(result.stdout, test.expected) else "fail"
+    if test.assertion is not None:
+        held = sentinel is not None and result.stdout.endswith(f"\n{sentinel}\n")
+        return "pass" if held else "fail"
+    return "pass" if outputs_match(result.stdout, test.expected or "") else "fail"
 
 
 def _out_of_cpu(result: RunResult, limits: Limits) -> bool:

@@ -10,19 +10,13 @@ from typing import Any, NamedTuple
 class ProgramTest(NamedTuple):
     """One test: feed ``stdin`` and expect ``expected`` on stdout, or run ``assertion``.
 
-    An assertion test runs the program followed by the assertion line and
-    passes when the whole exits with status 0.
+    An assertion test runs the program, then the assertion line, under a
+    harness that checks the assertion itself (see ``runs.prepare``).
     """
 
     stdin: str
     expected: str | None = None
     assertion: str | None = None
-
-    def program(self, code: str) -> str:
-        """The source to run for this test."""
-        if self.assertion is None:
-            return code
-        return f"{code}\n\n{self.assertion}\n"
 
 
 def parse_tests(ground_truth: str | bytes | Mapping[str, Any]) -> list[ProgramTest]:

@@ -1,4 +1,4 @@
-"""In-sandbox runner: set up the mount namespace, then run one program under limits.
+"""In-sandbox runner: build a minimal root in the mount namespace, then run one program under limits.
 
 This file is executed as ``python -I -S -c <this source> <config json>``, as the
 first process inside the new namespaces (PID 1 of the PID namespace when there
@@ -21,7 +21,6 @@ import json
 import os
 import resource
 import signal
-import stat
 import sys
 from typing import Any
 
@@ -37,6 +36,12 @@ MS_MOVE = 8192
 MS_REC = 16384
 MS_RELATIME = 1 << 21
 MS_STRICTATIME = 1 << 24
+
+MNT_DETACH = 2
+
+# pivot_root has no glibc wrapper; its number differs between architectures.
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "loongarch64": 41, "ppc64le": 203, "s390x": 217}
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 PR_SET_PDEATHSIG = 1
 PR_CAPBSET_DROP = 24
@@ -107,74 +112,66 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _blocked_ancestor(path: str) -> str | None:
-    """The topmost directory on the way to ``path`` (itself included) others cannot traverse."""
-    current = "/"
-    for name in ["", *path.strip("/").split("/")]:
-        current = os.path.join(current, name)
-        if not os.stat(current).st_mode & stat.S_IXOTH:
-            return current.rstrip("/") or "/"
-    return None
+def _bind(source: str, target: str) -> None:
+    """Bind ``source`` (a directory, a file, or a symlink, copied as one) at ``target``."""
+    os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
+    if os.path.islink(source):
+        os.symlink(os.readlink(source), target)
+        return
+    if os.path.isdir(source):
+        os.makedirs(target, 0o755, exist_ok=True)
+    else:
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o644))
+    _mount(source, target, None, MS_BIND | MS_REC, None)
 
 
-def _expose(paths: list[str], stage_root: str) -> None:
-    """Make ``paths`` reachable for an unprivileged user (e.g. a Python under /root).
-
-    A private tmpfs (0755) is mounted over each blocking ancestor and only the
-    needed directories are grafted back at their own paths, so the rest of
-    that ancestor (e.g. the rest of /root) stays hidden from the program.
-    """
-    grafts: dict[str, list[str]] = {}
-    for path in paths:
-        ancestor = _blocked_ancestor(path)
-        if ancestor == path:
-            raise SetupError(f"{path} itself is not reachable for other users")
-        if ancestor is not None:
-            grafts.setdefault(ancestor, []).append(path)
-    for ancestor in sorted(grafts, key=len):
-        if any(_inside(ancestor, outer) for outer in grafts if outer != ancestor):
-            continue  # grafted along with the outer one
-        keep = [p for a, ps in grafts.items() if _inside(a, ancestor) for p in ps]
-        _graft(ancestor, keep, stage_root)
-
-
-def _graft(ancestor: str, keep: list[str], stage_root: str) -> None:
-    staged = []
-    for i, path in enumerate(keep):
-        stage = os.path.join(stage_root, f"{len(os.listdir(stage_root))}-{i}")
-        os.mkdir(stage, 0o700)
-        _mount(path, stage, None, MS_BIND | MS_REC, None)
-        # The stage may lie under the ancestor about to be covered: keep a
-        # handle to the mount and move it through /proc/self/fd.
-        staged.append((path, os.open(stage, os.O_PATH)))
-    _mount("tmpfs", ancestor, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
-    for path, fd in staged:
-        os.makedirs(path, 0o755, exist_ok=True)
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_MOVE, None)
-        os.close(fd)
-
-
-def _setup_mounts(cfg: dict[str, Any]) -> None:
-    """Make the whole file system read-only except the working directory."""
-    workdir = cfg["workdir"]
-    if cfg["expose"]:
-        _expose(cfg["expose"], cfg["stage_dir"])
-    _mount(workdir, workdir, None, MS_BIND | MS_REC, None)
+def _build_root(cfg: dict[str, Any]) -> str:
+    """A minimal root on a tmpfs: read-only binds of what the interpreter needs
+    (``binds``) and the program file, the run's own /proc, a few devices, and a
+    size-limited tmpfs for the working directory and /dev/shm. Nothing else of
+    the host (its /tmp, /home, /root, /work, datasets, other runs, Ray logs)."""
+    root = os.path.join(cfg["stage_dir"], "root")
+    scratch = os.path.join(cfg["stage_dir"], "scratch")
+    for path in (root, scratch):
+        os.mkdir(path, 0o700)
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    _mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0755,size={cfg['disk_bytes']}")
+    work, shm = os.path.join(scratch, "work"), os.path.join(scratch, "shm")
+    os.mkdir(work, 0o700)
+    os.mkdir(shm, 0o1777)
+    os.chmod(shm, 0o1777)
+    os.chown(work, cfg["work_uid"], cfg["work_uid"])
+    for source in cfg["binds"]:
+        if os.path.lexists(source):
+            _bind(source, root + source)
+    _bind(cfg["program"], root + cfg["program"])
+    _bind("/proc", root + "/proc")  # unshare --mount-proc made it this PID namespace's
+    for device in _DEVICES:
+        _bind(device, root + device)
+    _bind(work, root + cfg["workdir"])
+    _bind(shm, root + "/dev/shm")
+    writable = {root + cfg["workdir"], root + "/dev/shm"}
     for mount_point, kept in _mounts():
-        # Mounts now hidden under a grafted tmpfs have no path left.
-        if _inside(mount_point, workdir) or not os.path.exists(mount_point):
-            continue
-        try:
-            _mount(None, mount_point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None)
-        except SetupError:
-            # A mount hidden under another one cannot be reached by path: the
-            # one on top of it is remounted instead. Anything else is fatal.
-            if mount_point == "/" or _writable(mount_point):
-                raise
+        if _inside(mount_point, root) and mount_point not in writable:
+            try:
+                _mount(None, mount_point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None)
+            except SetupError:
+                # A mount hidden under another one cannot be reached by path
+                # (nor by the program); anything still writable is fatal.
+                if os.statvfs(mount_point).f_flag & os.ST_RDONLY == 0:
+                    raise
+    return root
 
 
-def _writable(path: str) -> bool:
-    return os.statvfs(path).f_flag & os.ST_RDONLY == 0
+def _pivot(root: str) -> None:
+    """Make ``root`` the file system root and detach the host's."""
+    number = _PIVOT_ROOT.get(os.uname().machine)
+    if number is None:
+        raise SetupError(f"pivot_root: no system call number known for {os.uname().machine}")
+    os.chdir(root)
+    _check(_libc.syscall(ctypes.c_long(number), b".", b"."), "pivot_root")
+    _check(_libc.umount2(b".", ctypes.c_int(MNT_DETACH)), "detach the host's root")
+    os.chdir("/")
 
 
 def _drop_bounding_set() -> None:
@@ -243,7 +240,7 @@ def main() -> int:
     os.set_inheritable(cfg["stderr_fd"], False)
     try:
         if cfg["mount"]:
-            _setup_mounts(cfg)
+            _pivot(_build_root(cfg))
     except (OSError, SetupError) as e:
         _report(fd, {"setup_error": f"mount namespace: {e}"})
         return 0

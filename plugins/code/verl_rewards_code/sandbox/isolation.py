@@ -16,7 +16,7 @@ import threading
 from typing import Literal
 
 from .launch import execute
-from .paths import blocked_dirs, traversable_by_others
+from .paths import blocked_dirs, root_binds, traversable_by_others
 from .records import Isolation, Limits
 
 Mode = Literal["auto", "namespaces", "rlimits"]
@@ -78,11 +78,9 @@ def namespaces_isolation(python: str) -> Isolation | None:
         # Root runs the program as a fresh uid, because RLIMIT_NPROC never
         # binds root (nor root mapped into a user namespace).
         command: tuple[str, ...] = (unshare, *_NAMESPACES)
-        return Isolation(
-            "namespaces", command, fresh_uid=True, mount=True, expose=tuple(blocked_dirs(python))
-        )
+        return Isolation("namespaces", command, fresh_uid=True, mount=True, binds=tuple(root_binds(python)))
     command = (unshare, "--user", "--map-root-user", *_NAMESPACES)
-    return Isolation("namespaces", command, drop_caps=True, mount=True)
+    return Isolation("namespaces", command, drop_caps=True, mount=True, binds=tuple(root_binds(python)))
 
 
 def rlimits_isolation(python: str) -> Isolation:

@@ -10,7 +10,10 @@ outputs. The tree, per run::
                              and sandbox.log (0600, reached only through
                              inherited fds)
       work/                  0700, owned by the program's uid: its cwd, HOME, TMPDIR
-      stage/                 0700: scratch mount points for the runner
+      stage/                 0700: mount points for the runner's minimal root
+
+With a mount namespace the program sees none of this tree but ``io/main.py``
+(read-only) and an empty, size-limited tmpfs at the path of ``work/``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .records import Isolation, Limits, RunResult
+from .records import MIB, Isolation, Limits, RunResult
 
 # Startup of the namespaces and the interpreter is not the program's time.
 STARTUP_GRACE_S = 1.0
@@ -125,8 +128,10 @@ def _runner_config(
         "python_args": list(_PROGRAM_ARGS),
         "env": _program_env(tree.work),
         "mount": isolation.mount,
-        # The run's own tree may sit in a private temporary directory too.
-        "expose": [*isolation.expose, tree.root] if isolation.fresh_uid and isolation.mount else [],
+        "binds": list(isolation.binds),
+        "disk_bytes": limits.disk_mb * MIB,
+        # Inside a user namespace the program runs as its root (uid 0 there).
+        "work_uid": uid if uid is not None else 0,
         "drop_uid": uid,
         "drop_caps": isolation.drop_caps,
         "kill_uid": not isolation.pid_namespace,

@@ -39,3 +39,32 @@ def traversable_by_others(path: str) -> bool:
 def blocked_dirs(python: str) -> list[str]:
     """The interpreter directories that an unprivileged user cannot reach."""
     return [d for d in interpreter_dirs(python) if not traversable_by_others(d)]
+
+
+# What a dynamically linked interpreter needs of the host besides its own
+# prefixes: the system libraries and the loader's cache (merged-/usr systems
+# have /lib, /bin... as symlinks into /usr; they are copied as symlinks).
+SYSTEM_PATHS = (
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+)
+
+
+def root_binds(python: str) -> list[str]:
+    """The host paths a sandbox root shows (read-only) to run ``python``:
+    the system paths and the interpreter's prefixes, none inside another."""
+    paths = sorted({*SYSTEM_PATHS, *interpreter_dirs(python)}, key=lambda p: (p.count("/"), p))
+    kept: list[str] = []
+    for path in paths:
+        if not any(path == k or path.startswith(k + "/") for k in kept):
+            kept.append(path)
+    return sorted(kept)

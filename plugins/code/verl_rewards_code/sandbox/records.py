@@ -10,40 +10,63 @@ from typing import Literal
 MIB = 1024 * 1024
 
 
+# The least address space a process gets: enough to start Python (~15 MB).
+MIN_PROCESS_MB = 32
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits for one run of a program.
+    """Resource limits for one run of a program, for the whole run.
 
     ``timeout_s`` is wall-clock time for the program; its CPU-time limit is
-    derived from it (``ceil(timeout_s)`` seconds, SIGKILL one second later).
-    ``memory_mb`` bounds the address space (RLIMIT_AS) of each process,
-    ``max_output_bytes`` the size of any file it writes, its stdout and stderr
-    included (RLIMIT_FSIZE), and ``max_processes`` the processes and threads
-    it may have at once (RLIMIT_NPROC).
+    derived from it (``ceil(timeout_s)`` seconds per process, SIGKILL one
+    second later). ``memory_mb`` is the run's memory budget: its processes'
+    address space plus its in-memory disk. ``max_processes`` bounds the
+    processes and threads it may have at once (RLIMIT_NPROC, which counts a
+    run's fresh uid or user namespace: the whole run). ``disk_mb`` is the size
+    of its working directory and ``/dev/shm`` together (a tmpfs, so it is
+    memory too). Each process gets RLIMIT_AS of ``process_memory_mb`` =
+    ``(memory_mb - disk_mb) // max_processes``, so the run as a whole stays
+    within ``max_processes x process_memory_mb + disk_mb <= memory_mb``.
+    ``max_output_bytes`` bounds any file it writes, its stdout and stderr
+    included (RLIMIT_FSIZE).
     """
 
     timeout_s: float = 5.0
     memory_mb: int = 1024
     max_output_bytes: int = 4 * MIB
-    max_processes: int = 32
+    max_processes: int = 4
     max_open_files: int = 256
+    disk_mb: int = 64
 
     def __post_init__(self) -> None:
-        for name in ("timeout_s", "memory_mb", "max_output_bytes", "max_processes", "max_open_files"):
+        for name in ("timeout_s", "memory_mb", "max_output_bytes", "max_processes", "max_open_files", "disk_mb"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)!r}")
+        if self.process_memory_mb < MIN_PROCESS_MB:
+            raise ValueError(
+                f"memory_mb={self.memory_mb} leaves {self.process_memory_mb} MB per process "
+                f"((memory_mb - disk_mb={self.disk_mb}) // max_processes={self.max_processes}); "
+                f"each process needs at least {MIN_PROCESS_MB} MB"
+            )
 
     @property
     def cpu_s(self) -> int:
         """The CPU-time limit in seconds (soft: SIGXCPU; SIGKILL one second later)."""
         return max(1, math.ceil(self.timeout_s))
 
+    @property
+    def process_memory_mb(self) -> int:
+        """Each process's address space: the run's budget less its disk, shared by its processes."""
+        return (self.memory_mb - self.disk_mb) // self.max_processes
+
     def rlimits(self, extra_processes: int = 0) -> list[tuple[str, int, int]]:
         """``(resource name, soft, hard)`` triples; ``extra_processes`` are the sandbox's own."""
         nproc = self.max_processes + extra_processes
+        memory = self.process_memory_mb * MIB
         return [
             ("RLIMIT_CPU", self.cpu_s, self.cpu_s + 1),
-            ("RLIMIT_AS", self.memory_mb * MIB, self.memory_mb * MIB),
+            ("RLIMIT_AS", memory, memory),
             ("RLIMIT_FSIZE", self.max_output_bytes, self.max_output_bytes),
             ("RLIMIT_NPROC", nproc, nproc),
             ("RLIMIT_NOFILE", self.max_open_files, self.max_open_files),
@@ -85,9 +108,9 @@ class Isolation:
     ``fresh_uid`` runs each program under a new unprivileged uid (when the
     caller is root, whose process count RLIMIT_NPROC would not limit);
     ``drop_caps`` empties the capability bounding set (inside a user
-    namespace); ``mount`` makes the file system read-only except the working
-    directory; ``expose`` lists interpreter directories to make reachable for
-    the fresh uid.
+    namespace); ``mount`` runs the program in a minimal root of its own that
+    shows only ``binds`` (host paths, read-only: the interpreter and system
+    libraries), its program file and a private, size-limited working directory.
     """
 
     level: Literal["namespaces", "rlimits"]
@@ -95,7 +118,7 @@ class Isolation:
     fresh_uid: bool = False
     drop_caps: bool = False
     mount: bool = False
-    expose: tuple[str, ...] = ()
+    binds: tuple[str, ...] = ()
     nproc_enforced: bool = True
 
     @property
@@ -116,7 +139,10 @@ class Isolation:
             spaces = [flag[2:] for flag in self.command if flag in _NAMESPACE_FLAGS]
             holds.append("namespaces (" + ", ".join(spaces) + ")")
         if self.mount:
-            holds.append("read-only file system except the working directory")
+            holds.append(
+                "a minimal read-only root (the interpreter and system libraries; no host /tmp, /home, "
+                "/root, /work, /var) with a private size-limited working directory"
+            )
         if self.fresh_uid:
             holds.append("a fresh unprivileged uid per run")
         if self.drop_caps:
@@ -127,7 +153,10 @@ class Isolation:
         if not self.pid_namespace:
             missing.append("PID namespace (escaped processes live until their CPU limit)")
         if not self.mount:
-            missing.append("read-only file system")
+            missing.append(
+                "file system (the program can read every file its uid may, e.g. world-readable "
+                "datasets; its disk use is bounded per file only)"
+            )
         if not self.nproc_enforced:
             missing.append("process limit (RLIMIT_NPROC does not bind root)")
         if not self.fresh_uid and not (self.pid_namespace and self.mount):

@@ -1,0 +1,261 @@
+"""Assert tests against programs that try to pass without running them (issue 15, row 15).
+
+Each program is a real attempt, run in the real sandbox under the real
+harness; none may score, and each ends within a bounded time.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+
+import pytest
+from verl_rewards_code.code_exec import compute_score
+from verl_rewards_code.runs import harness_source, prepare
+from verl_rewards_code.spec import ProgramTest
+
+ADD_ASSERTS = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"]
+BOUND_S = 2 * (5.0 + 1.0) + 5.0
+
+
+def score(program: str, asserts: list[str] = ADD_ASSERTS) -> tuple[float, str]:
+    started = time.monotonic()
+    result = compute_score("mbpp", textwrap.dedent(program), json.dumps({"asserts": asserts}))
+    assert time.monotonic() - started < BOUND_S
+    return result["score"], result["test_statuses"]
+
+
+def test_a_correct_program_passes_and_a_wrong_one_fails() -> None:
+    assert score("def add(a, b):\n    return a + b\n") == (1.0, "pass,pass")
+    assert score("def add(a, b):\n    return abs(a) + b\n") == (0.5, "pass,fail")
+
+
+def test_sys_exit_0_at_the_end_of_a_program_still_runs_the_asserts() -> None:
+    assert score("import sys\ndef add(a, b):\n    return a + b\nsys.exit(0)\n") == (1.0, "pass,pass")
+    assert score("import sys\ndef add(a, b):\n    return 0\nsys.exit()\n") == (0.5, "fail,pass")
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "import os\nos._exit(0)\n",
+        "import posix\nposix._exit(0)\n",
+        "import os\nos.execv('/usr/bin/true', ['true'])\n",
+        "import os\ndef add(a, b):\n    os._exit(0)\n",
+        "import atexit, os\natexit.register(os._exit, 0)\ndef add(a, b):\n    raise SystemExit(0)\n",
+    ],
+    ids=["os._exit", "posix._exit", "exec true", "exit inside the call", "SystemExit inside the call"],
+)
+def test_exiting_0_before_the_asserts_ran_is_a_failure(program: str) -> None:
+    assert score(program)[0] == 0.0
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        """
+        class Anything:
+            def __eq__(self, other):
+                return True
+            __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__
+        def add(a, b):
+            return Anything()
+        """,
+        """
+        class Int(int):
+            def __eq__(self, other):
+                return True
+        def add(a, b):
+            return Int(0)
+        """,
+        """
+        class Box(list):
+            pass
+        def add(a, b):
+            return [Box()] if a else 0
+        """,
+        """
+        import builtins
+        class Anything:
+            def __eq__(self, other):
+                return True
+        def add(a, b):
+            builtins.type = lambda x: int
+            builtins.isinstance = lambda *x: True
+            return Anything()
+        """,
+    ],
+    ids=["always-equal object", "int subclass", "list subclass inside", "patches type() mid-assert"],
+)
+def test_objects_that_claim_equality_cannot_pass(program: str) -> None:
+    assert score(program) == (0.0, "fail,fail")
+
+
+def test_a_replaced_module_function_the_assert_uses_is_a_failure() -> None:
+    program = "import math\nmath.isclose = lambda *a, **k: True\ndef half():\n    return 0\n"
+    assert score(program, ["import math\nassert math.isclose(half(), 0.5)"]) == (0.0, "fail")
+
+
+def test_a_fake_math_bound_by_the_program_is_not_what_the_assert_uses() -> None:
+    program = """
+        class math:
+            isclose = staticmethod(lambda *a, **k: True)
+        def half():
+            return 0
+        """
+    assert score(program, ["assert math.isclose(half(), 0.5)"]) == (0.0, "fail")
+    assert score("def half():\n    return 0.5\n", ["assert math.isclose(half(), 0.5)"]) == (1.0, "pass")
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        # Find the harness's emitter among all objects and call it.
+        """
+        import gc, types
+        for o in gc.get_objects():
+            if type(o) is types.FunctionType and o.__name__ == "emit":
+                o()
+        """,
+        # Walk up the stack to the harness's frame.
+        """
+        import sys
+        f = sys._getframe()
+        while f is not None:
+            if "emit" in f.f_locals:
+                f.f_locals["emit"]()
+            f = f.f_back
+        """,
+        # The same through a traceback and through a generator.
+        """
+        try:
+            1 / 0
+        except ZeroDivisionError as e:
+            f = e.__traceback__.tb_frame
+        while f is not None:
+            if "emit" in f.f_locals:
+                f.f_locals["emit"]()
+            f = f.f_back
+        """,
+        """
+        def g():
+            yield gen.gi_frame.f_back
+        gen = g()
+        f = next(gen)
+        while f is not None:
+            if "emit" in f.f_locals:
+                f.f_locals["emit"]()
+            f = f.f_back
+        """,
+        # A trace function or a signal handler is handed the harness's frames.
+        """
+        import sys
+        def walk(f, *_):
+            while f is not None:
+                if "emit" in f.f_locals:
+                    f.f_locals["emit"]()
+                f = f.f_back
+            return walk
+        sys.settrace(walk)
+        """,
+        """
+        import signal, time
+        def walk(signum, f):
+            while f is not None:
+                if "emit" in f.f_locals:
+                    f.f_locals["emit"]()
+                f = f.f_back
+        signal.signal(signal.SIGALRM, walk)
+        def add(a, b):
+            signal.setitimer(signal.ITIMER_REAL, 0.01)
+            time.sleep(0.2)
+        """,
+        "import sys, importlib\nsys.modules.pop('_signal')\nimportlib.import_module('_signal')\n",
+        # Read the harness's memory.
+        "print(open('/proc/self/mem', 'rb'))\n",
+        "import ctypes\nctypes.CDLL(None)\n",
+        # Print a sentinel of its own.
+        "print('code_exec-assertion-held-' + '0' * 32)\nimport os\nos._exit(0)\n",
+    ],
+    ids=["gc", "sys._getframe", "tb_frame", "gi_frame", "settrace", "signal", "fresh _signal", "proc mem",
+         "ctypes", "guessed sentinel"],
+)
+def test_reaching_into_the_harness_cannot_forge_a_pass(attack: str) -> None:
+    program = "def add(a, b):\n    return None\n" + textwrap.dedent(attack)
+    assert score(program)[0] == 0.0
+
+
+def test_the_assert_line_and_the_nonce_reach_the_program_only_through_the_harness() -> None:
+    run = prepare(ProgramTest("", None, "assert add(1, 2) == 3"), "def add(a, b):\n    return a + b\n")
+    assert run.source == harness_source()
+    assert "assert add" not in run.source and run.sentinel is not None and run.sentinel not in run.source
+    assert json.loads(run.stdin) == {"program": "def add(a, b):\n    return a + b\n",
+                                     "assertion": "assert add(1, 2) == 3", "nonce": run.sentinel}
+    assert prepare(ProgramTest("1\n", "2\n"), "print(2)") == ("print(2)", "1\n", None)
+
+
+def test_the_program_cannot_read_the_assertions_it_is_tested_with() -> None:
+    program = """
+        import os, sys
+        seen = sys.stdin.read() + open(__file__ if "__file__" in dir() else os.devnull).read()
+        def add(a, b):
+            assert "add(1, 2)" not in seen
+            return a + b
+        """
+    assert score(program) == (1.0, "pass,pass")
+
+
+def test_standard_library_helpers_that_peek_at_frames_still_work() -> None:
+    program = """
+        import enum, typing
+        from collections import namedtuple
+        Pair = namedtuple("Pair", "a b")
+        class Colour(enum.Enum):
+            RED = 1
+        class Point(typing.NamedTuple):
+            x: int
+        def add(a, b):
+            return tuple(Pair(a, b))[0] + Point(b).x
+        """
+    assert score(program) == (1.0, "pass,pass")
+
+
+def test_compound_assertions_are_checked_by_the_harness() -> None:
+    program = "def f(x):\n    return [x, x * 2]\n"
+    asserts = [
+        "assert f(1) == [1, 2] and f(2)[1] == 4",
+        "assert not f(1) == [1, 3]",
+        "assert 1 < f(1)[1] <= 2",
+        "assert f(3) is not None and 6 in f(3)",
+        "assert f(1) == [1, 2], 'message'",
+        "for i in range(3):\n    assert f(i) == [i, 2 * i]",
+        "assert f(1) == [9, 9]",
+    ]
+    assert score(program, asserts) == (6 / 7, "pass,pass,pass,pass,pass,pass,fail")
+
+
+ANYTHING = """
+    class Anything:
+        def __eq__(self, other):
+            return True
+        def __bool__(self):
+            return True
+    """
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [
+        "assert all(f(x) == x * x for x in range(3))",
+        "assert any(f(x) == 99 for x in range(3))",
+        "assert [x for x in range(3) if f(x)] == [0, 1, 2]",
+        "assert f(2)",
+        "assert bool(f(2)) is True",
+        "assert (f(1) if f(2) else 0) == 1",
+        "assert f(1) == 1 or f(2)",
+    ],
+)
+def test_a_program_object_decides_no_comparison_or_truth_anywhere_in_an_assertion(assertion: str) -> None:
+    program = textwrap.dedent(ANYTHING) + "def f(x):\n    return Anything()\n"
+    assert score(program, [assertion]) == (0.0, "fail")

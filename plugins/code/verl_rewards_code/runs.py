@@ -1,0 +1,36 @@
+"""What one test runs in the sandbox: its source, its stdin and what proves it passed."""
+
+from __future__ import annotations
+
+import functools
+import json
+import secrets
+from pathlib import Path
+from typing import NamedTuple
+
+from .spec import ProgramTest
+
+
+class PreparedRun(NamedTuple):
+    """The sandbox input of one test. ``sentinel`` (assert tests) is the last
+    line of stdout only when the harness saw the assertion hold."""
+
+    source: str
+    stdin: str
+    sentinel: str | None = None
+
+
+@functools.lru_cache(maxsize=1)
+def harness_source() -> str:
+    """The in-sandbox harness of assert tests (``_assert_harness.py``)."""
+    return Path(__file__).with_name("_assert_harness.py").read_text(encoding="utf-8")
+
+
+def prepare(test: ProgramTest, code: str) -> PreparedRun:
+    """A stdin/stdout test runs the program as is; an assert test runs the
+    harness, which gets the program, the assertion and a fresh nonce on stdin."""
+    if test.assertion is None:
+        return PreparedRun(code, test.stdin)
+    nonce = f"code_exec-assertion-held-{secrets.token_hex(16)}"
+    spec = {"program": code, "assertion": test.assertion, "nonce": nonce}
+    return PreparedRun(harness_source(), json.dumps(spec), nonce)
