@@ -76,12 +76,17 @@ def batch(tokenizer_dir: Path, rows: list[tuple[str, str, str]]) -> DataProto:
     return DataProto(batch=tensors, non_tensor_batch=non_tensor)
 
 
-def score_with(config) -> tuple[DataProto, float]:
+def score_with(config, per_sample: bool = False) -> tuple[DataProto, float]:
     manager = RewardLoopManager(config)
     try:
         began = time.monotonic()
         output = manager.compute_rm_score(run_batch.data)
         elapsed = time.monotonic() - began
+        if per_sample:  # as verl's agent loop does: one compute_score call per sample, at once
+            workers = manager.reward_loop_worker_handles
+            data = run_batch.data
+            run_batch.per_sample = ray.get([workers[i % len(workers)].compute_score.remote(data[i:i + 1])
+                                            for i in range(len(data))], timeout=120)
         run_batch.pools = [a for a in ray.util.list_named_actors(all_namespaces=True)
                            if a["name"].startswith("verl_rewards_pool_")]
         return output, elapsed
@@ -93,6 +98,7 @@ def score_with(config) -> tuple[DataProto, float]:
 class run_batch:
     data: DataProto
     pools: list[dict[str, str]]
+    per_sample: list[dict]
 
 
 def last_token_scores(output: DataProto, data: DataProto) -> list[float]:
@@ -120,8 +126,11 @@ def test_every_reward_loop_actor_shares_one_pool(ray_session, tokenizer_dir):
     run_batch.data = batch(tokenizer_dir, [("d", "42", "42"), ("d", "41", "42")] * 16)
     output, _ = score_with(verl_config(tokenizer_dir, [
         *MANAGER, "+reward.verl_rewards.plugin=exact_match", "+reward.verl_rewards.num_workers=2",
-        "+reward.verl_rewards.worker_num_cpus=0.5", "+reward.verl_rewards.chunk_size=4"]))
+        "+reward.verl_rewards.worker_num_cpus=0.5", "+reward.verl_rewards.chunk_size=4"]),
+        per_sample=True)
     assert len(run_batch.pools) == 1  # two reward-loop actors, one named pool
+    assert [r["reward_score"] for r in run_batch.per_sample] == [1.0, 0.0] * 16
+    assert {r["reward_extra_info"]["error"] for r in run_batch.per_sample} == {None}
     pids = set(output.non_tensor_batch["pid"])
     assert len(pids) == 2 and os.getpid() not in pids  # the pool's two reward actors scored
     # The pool is owned by a reward-loop actor: it goes when they go.
