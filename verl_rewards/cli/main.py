@@ -8,6 +8,7 @@ the library lazily, so ``verl-rewards list`` loads no more than discovery.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -48,7 +49,33 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> NoReturn:
     """Entry point of the ``verl-rewards`` console script and ``python -m verl_rewards``."""
-    raise SystemExit(main())
+    code = main()
+    _exit_despite_stray_threads(code)
+    raise SystemExit(code)
+
+
+def _exit_despite_stray_threads(code: int) -> None:
+    """Exit now if a reward left non-daemon threads running (the interpreter would wait forever).
+
+    The work is done and written; exit hooks (Ray's shutdown among them) still run.
+    """
+    import threading
+
+    stray = [t for t in threading.enumerate()
+             if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if not stray:
+        return
+    import atexit
+    import os
+
+    names = ", ".join(sorted(t.name for t in stray))
+    print(f"{PROG}: warning: exiting with {len(stray)} thread(s) still running, started by "
+          f"the reward and never ended: {names}", file=sys.stderr)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
