@@ -213,7 +213,7 @@ def test_a_row_without_a_required_field(tmp_path, capsys):
     rows = _rows("1", "1")
     del rows[1]["ground_truth"]
     assert _score(tmp_path, rows, "reward.plugin=exact_match", *LOCAL) == 2
-    assert _error(capsys) == (f"{tmp_path / 'in.jsonl'}, line 2: sample 1: "
+    assert _error(capsys) == (f"{tmp_path / 'in.jsonl'}, line 2: "
                               "missing required field(s) ground_truth")
 
 
@@ -221,7 +221,7 @@ def test_a_parquet_row_without_a_required_field(tmp_path, capsys):
     source = tmp_path / "in.parquet"
     pq.write_table(pa.Table.from_pylist([{"data_source": "d", "solution_str": "1"}]), source)
     assert _score_file(source, tmp_path / "o.jsonl") == 2
-    assert _error(capsys) == f"{source}, row 1: sample 0: missing required field(s) ground_truth"
+    assert _error(capsys) == f"{source}, row 1: missing required field(s) ground_truth"
 
 
 def test_a_file_that_is_not_parquet(tmp_path, capsys):

@@ -205,7 +205,8 @@ def _samples(batch: Batch, path: Path) -> list[Sample]:
     try:
         return as_samples(batch.rows)
     except SampleError as e:
-        raise InputError(f"{label(path, 'input')}, {batch.where[e.index]}: {e}") from e
+        message = str(e).removeprefix(f"sample {e.index}: ")  # the line says which
+        raise InputError(f"{label(path, 'input')}, {batch.where[e.index]}: {message}") from e
 
 
 def _progress(scorer: Scorer, args: argparse.Namespace, total: int | None, done: int) -> Any:

@@ -153,13 +153,19 @@ class _ParquetSink:
         self._writer.write_table(self._table(rows))
 
     def _first_schema(self, rows: list[dict[str, Any]]) -> Any:
+        """The first batch's types (``error`` is text even when that batch had none)."""
         pa = self._pa
+        schema = pa.schema([(k, pa.string()) for k in rows[0]])
         for candidates in (rows, rows[:1]):
             try:
-                return pa.Table.from_pylist(candidates).schema
+                schema = pa.Table.from_pylist(candidates).schema
+                break
             except (pa.ArrowException, TypeError, ValueError):
                 continue
-        return pa.schema([(k, pa.string()) for k in rows[0]])
+        index = schema.get_field_index("error")
+        if index >= 0 and pa.types.is_null(schema.field(index).type):
+            schema = schema.set(index, pa.field("error", pa.string()))
+        return schema
 
     def _table(self, rows: Sequence[dict[str, Any]]) -> Any:
         pa, names = self._pa, self._schema.names
