@@ -96,7 +96,7 @@ _SHOWN_ERRORS = 3
 
 def run(args: argparse.Namespace) -> int:
     """Validate config, input and output, then score and write batch by batch; summarise."""
-    from .rowfiles import format_of
+    from .rowfiles import format_of, label
     from .rowsinks import open_sink
 
     format_of(args.input, "input")
@@ -108,8 +108,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         _score_stream(scorer, args, sink, done, total, tally, timing)
     except KeyboardInterrupt:
-        _say(args, f"interrupted: {args.output} holds {done + tally.scored} whole rows; "
-                   f"add --resume to continue")
+        print(f"verl-rewards: interrupted: {label(args.output, 'output')} holds "
+              f"{done + tally.scored} whole rows; add --resume to continue", file=sys.stderr)
         raise
     finally:
         sink.close()
