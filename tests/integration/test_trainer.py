@@ -146,7 +146,7 @@ def test_unknown_plugin_fails_before_any_model_is_built(tmp_path, capsys, monkey
 
 
 @pytest.mark.parametrize("override, message", [
-    ("trainer.total_stepz=1", "trainer: config error: Key 'total_stepz' not in 'LoopConfig'"),
+    ("trainer.total_stepz=1", "trainer: config error: unknown key 'trainer.total_stepz'. Did you mean 'trainer.total_steps'?"),
     ("data.path=nowhere.jsonl", "trainer: config error: cannot read prompt file nowhere.jsonl"),
     ("model.path=nowhere", "trainer: config error: model.path 'nowhere' is not a directory"),
 ])
