@@ -37,6 +37,9 @@ Run `verl-rewards COMMAND --help` for a command's options and examples."""
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:  # no command: say which there are, not just that one is required
+        build_parser().print_help(sys.stderr)
+        return EXIT_USAGE
     # Building every subparser costs about as much as `list`'s own work: when
     # the command is the first argument, build only that one.
     parser = build_parser(argv[0] if argv and argv[0] in _NAMES else None)
@@ -49,7 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> NoReturn:
     """Entry point of the ``verl-rewards`` console script and ``python -m verl_rewards``."""
-    code = main()
+    argv = sys.argv[1:]
+    if not {"-v", "--verbose"} & set(argv):
+        _quiet_ray_startup()
+    code = main(argv)
     _exit_despite_stray_threads(code)
     raise SystemExit(code)
 
@@ -128,6 +134,19 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     except Exception as e:  # noqa: BLE001 - the one place errors become exit codes
         return _report(e, verbose=args.verbose)
+
+
+def _quiet_ray_startup() -> None:
+    """Ray's INFO/WARNING start-up lines are noise on a CLI's stderr (``-v`` keeps them).
+
+    ``ray.init`` sets its logger's level from ``RAY_LOGGER_LEVEL`` as read when
+    ray is imported, so this must run before anything imports ray; a value the
+    user set wins.
+    """
+    import os
+
+    if "ray" not in sys.modules:
+        os.environ.setdefault("RAY_LOGGER_LEVEL", "error")
 
 
 def _report(error: Exception, verbose: bool) -> int:
