@@ -204,3 +204,34 @@ def test_rows_are_written_in_input_order_across_batches(tmp_path):
     out = _read(tmp_path / "out.jsonl")
     assert [r["id"] for r in out] == list(range(25))
     assert all(math.isclose(r["score"], float(r["solution_str"] == "1")) for r in out)
+
+
+# -- config files ----------------------------------------------------------------
+
+
+def _one_row(tmp_path: Path) -> Path:
+    return _jsonl(tmp_path / "in.jsonl", _rows(1))
+
+
+def test_a_config_error_names_the_file_it_is_in(tmp_path, capsys):
+    config = tmp_path / "reward.yaml"
+    config.write_text("reward:\n  plugn: exact_match\n")
+    assert _score(_one_row(tmp_path), tmp_path / "o.jsonl", "--config", str(config)) == 2
+    assert _error(capsys).endswith(f" (in config file {config})")
+
+
+def test_an_override_error_says_it_came_from_the_overrides(tmp_path, capsys):
+    config = tmp_path / "reward.yaml"
+    config.write_text("reward:\n  plugin: exact_match\n")
+    assert _score(_one_row(tmp_path), tmp_path / "o.jsonl", "--config", str(config),
+                  "reward.executor=lcal") == 2
+    assert _error(capsys) == ("reward.executor must be one of ray, local; got 'lcal' "
+                              f"(from the overrides on config file {config})")
+
+
+def test_a_top_level_rewards_typo_is_pointed_out(tmp_path, capsys):
+    config = tmp_path / "reward.yaml"
+    config.write_text("rewards:\n  plugin: exact_match\n  executor: local\n")
+    assert _score(_one_row(tmp_path), tmp_path / "o.jsonl", "--config", str(config)) == 2
+    assert _error(capsys).endswith(f"(in config file {config}; its top-level `rewards:` holds "
+                                   "one reward's keys: did you mean `reward:`?)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import math
 import re
 import sys
@@ -190,11 +191,47 @@ class _Timing:
 
 
 def _scorer(config: Path | None, overrides: Sequence[str]) -> Scorer:
+    from ..errors import ConfigError
     from ..scorer import Scorer
 
-    # The config layer turns YAML, grammar and interpolation errors into
-    # ConfigErrors naming the file, so nothing needs wrapping here.
-    return Scorer.from_config(config, overrides)
+    try:
+        return Scorer.from_config(config, overrides)
+    except ConfigError as e:
+        if config is None or str(config) in str(e):  # parse errors name the file already
+            raise
+        raise ConfigError(f"{e} ({_source_of(e, config)}{_section_hint(config)})") from e
+
+
+def _source_of(error: Exception, config: Path) -> str:
+    """Whether ``config`` alone has ``error``, or the overrides brought it."""
+    from ..config import load_config
+    from ..errors import ConfigError
+
+    try:
+        load_config(config)
+    except ConfigError as alone:
+        if str(alone) == str(error):
+            return f"in config file {config}"
+    except Exception:  # noqa: BLE001 - only to say where; the error itself is known
+        pass
+    return f"from the overrides on config file {config}"
+
+
+def _section_hint(config: Path) -> str:
+    """A top-level ``rewards:`` holding one reward's keys is a typo for ``reward:``."""
+    from ..config import RewardConfig
+
+    try:
+        import yaml
+
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    except Exception:  # noqa: BLE001 - only a hint; the error itself is already known
+        return ""
+    rewards = data.get("rewards") if isinstance(data, dict) and "reward" not in data else None
+    keys = {f.name for f in dataclasses.fields(RewardConfig)}
+    if isinstance(rewards, dict) and set(rewards) & keys - {"rewards"}:
+        return "; its top-level `rewards:` holds one reward's keys: did you mean `reward:`?"
+    return ""
 
 
 def _samples(batch: Batch, path: Path) -> list[Sample]:
