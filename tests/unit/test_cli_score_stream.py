@@ -113,11 +113,23 @@ def test_every_sample_failing_exits_1_naming_the_most_common_error(tmp_path, cap
     assert len(_read(tmp_path / "out.jsonl")) == 3  # still written, row by row
 
 
-def test_verbose_shows_the_rewards_own_line_with_its_source(tmp_path, capsys, reward_file):
+def test_verbose_shows_the_rewards_own_line_with_its_source(tmp_path, capsys, reward_file,
+                                                            monkeypatch):
     path = reward_file(ALWAYS_FAILS)
     source = _jsonl(tmp_path / "in.jsonl", _rows(1))
+    from verl_rewards.cli import cmd_score
+
+    real = cmd_score._scorer
+
+    def scorer_then_delete(*args):  # the file is gone by the time anything scores
+        built = real(*args)
+        path.unlink()
+        return built
+
+    monkeypatch.setattr(cmd_score, "_scorer", scorer_then_delete)
     assert main(["-v", "score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"),
                  f"reward.path={path}", *LOCAL]) == 1
+    assert not path.exists()
     err = capsys.readouterr().err.splitlines()
     assert err[:3] == [f"error: KeyError: 'missing' (at {path}:3 in compute_score)",
                        f'  File "{path}", line 3, in compute_score',

@@ -332,9 +332,11 @@ def _register_file_source(scorer: Scorer) -> None:
     """A file reward's source travels in its reference: show its lines even if the file is gone."""
     import linecache
 
-    path, source = getattr(scorer.ref, "path", None), getattr(scorer.ref, "source", None)
-    if isinstance(path, str) and isinstance(source, str):
-        linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    refs = getattr(scorer.ref, "refs", None) or (scorer.ref,)  # a composite's components
+    for ref in refs:
+        path, source = getattr(ref, "path", None), getattr(ref, "source", None)
+        if isinstance(path, str) and isinstance(source, str):
+            linecache.cache[path] = (len(source), None, source.splitlines(True), path)
 
 
 def _positive_int(text: str) -> int:
