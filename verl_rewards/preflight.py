@@ -3,8 +3,9 @@
 Each reward whose plugin imports here is imported (never instantiated or
 called) and its ``reward.kwargs`` are checked against its signature, so a
 misspelt key is a config error naming the accepted keys, not a failure on a
-worker after Ray started. A plugin that is not installed here (a driver that
-only submits to a cluster) is left to the workers.
+worker after Ray started. A plugin that cannot be imported here (not
+installed in a driver that only submits to a cluster, or missing a dependency
+only the workers have) is left to the workers.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import PluginNotInstalledError, RewardKwargsError
+from .errors import PluginLoadError, PluginNotInstalledError, RewardKwargsError
 from .resolve import BATCH_PARAMS, SAMPLE_PARAMS, import_target
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ def preflight(spec: RewardSpec) -> None:
 
     Raises :class:`RewardKwargsError` (a config error) for kwargs the reward
     does not accept, and :class:`~verl_rewards.errors.PluginLoadError` for a
-    plugin that is installed but fails to import.
+    plugin whose import fails for a reason other than a missing module.
     """
     from .compose import CompositeRef
 
@@ -43,6 +44,10 @@ def check_ref(ref: RewardRef, key: str = "reward.kwargs") -> None:
         target = import_target(ref)
     except PluginNotInstalledError:
         return
+    except PluginLoadError as e:
+        if isinstance(e.cause, ImportError):  # the workers' environment may have it
+            return
+        raise
     unknown, accepted = unaccepted_kwargs(target, ref.kwargs)
     if unknown:
         listing = ", ".join(accepted) if accepted else "none"

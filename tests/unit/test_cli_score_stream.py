@@ -247,3 +247,12 @@ def test_a_top_level_rewards_typo_is_pointed_out(tmp_path, capsys):
     assert _score(_one_row(tmp_path), tmp_path / "o.jsonl", "--config", str(config)) == 2
     assert _error(capsys).endswith(f"(in config file {config}; its top-level `rewards:` holds "
                                    "one reward's keys: did you mean `reward:`?)")
+
+
+def test_a_run_that_fails_before_writing_a_row_leaves_no_new_file(tmp_path, capsys, broken_dist):
+    source = _jsonl(tmp_path / "in.jsonl", _rows(2))
+    for name in ("out.jsonl", "out.parquet"):
+        # numpyy_not_installed is missing here: preflight leaves it to the executor, which fails
+        assert _score(source, tmp_path / name, "reward.plugin=broken", *LOCAL) == 1
+        assert "No module named 'numpyy_not_installed'" in _error(capsys)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "site-packages"]

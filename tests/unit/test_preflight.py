@@ -55,9 +55,18 @@ def test_a_composite_names_the_component_whose_kwargs_are_wrong(reward_file):
         Scorer.from_config({"rewards": rewards})
 
 
-def test_a_plugin_installed_here_but_broken_fails_before_any_worker(broken_dist):
-    with pytest.raises(PluginLoadError, match="importing plug_broken failed"):
-        Scorer.from_config({"plugin": "broken", "executor": "ray"})
+def test_a_plugin_that_raises_on_import_fails_before_any_worker(make_dist):
+    make_dist("raising-rewards", "0.1", {"raising": "plug_raising:f"},
+              {"plug_raising.py": "raise RuntimeError('no API key at import')\n"})
+    with pytest.raises(PluginLoadError, match="importing plug_raising failed: RuntimeError: "
+                                              "no API key at import"):
+        Scorer.from_config({"plugin": "raising", "executor": "ray"})
+
+
+def test_a_plugin_missing_a_module_here_is_left_to_the_workers(broken_dist):
+    # `import numpyy_not_installed`: the workers' environment may have it.
+    scorer = Scorer.from_config({"plugin": "broken", "executor": "local"})
+    assert scorer.ref.name == "broken"
 
 
 def test_the_cli_exits_2_once_with_the_accepted_keys_before_ray_starts(tmp_path, capsys):

@@ -109,11 +109,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         _score_stream(scorer, args, sink, done, total, tally, timing)
     except KeyboardInterrupt:
+        sink.close(failed=True)
         print(f"verl-rewards: interrupted: {label(args.output, 'output')} holds "
               f"{done + tally.scored} whole rows; add --resume to continue", file=sys.stderr)
         raise
-    finally:
-        sink.close()
+    except BaseException:
+        sink.close(failed=True)
+        raise
+    sink.close()
     return _finish(args, scorer, tally, timing, done)
 
 

@@ -26,8 +26,9 @@ class Sink(Protocol):
     def write(self, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
         """Append ``rows`` (``columns``: every key they hold, in order, for a fixed schema)."""
 
-    def close(self) -> None:
-        """Finish the file: whatever was written stays readable."""
+    def close(self, failed: bool = False) -> None:
+        """Finish the file: whatever was written stays readable. A failed run that wrote
+        no row leaves no new file behind."""
 
 
 def open_sink(path: Path, resume: bool) -> tuple[Sink, int]:
@@ -53,28 +54,34 @@ def encode_line(row: dict[str, Any]) -> str:
 
 
 class _JsonlSink:
-    def __init__(self, file: IO[str], owned: bool) -> None:
+    def __init__(self, file: IO[str], owned: bool, created: Path | None = None) -> None:
         self._file, self._owned = file, owned
+        self._created = created  # the path, when this run made the file
+        self._written = 0
 
     @classmethod
     def open(cls, path: Path, resume: bool) -> tuple[_JsonlSink, int]:
         if is_stdio(path):
             return cls(sys.stdout, owned=False), 0
         done = _complete_lines(path) if resume and path.exists() else 0
+        created = None if path.exists() else path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             file = path.open("a" if resume else "w", encoding="utf-8")
         except OSError as e:
             raise UsageError(f"cannot write output file {path}: {e.strerror or e}") from e
-        return cls(file, owned=True), done
+        return cls(file, owned=True, created=created), done
 
     def write(self, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
         self._file.write("".join(_safe_line(row) for row in rows))
         self._file.flush()
+        self._written += len(rows)
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
         if self._owned:
             self._file.close()
+        if failed and self._created is not None and not self._written:
+            self._created.unlink(missing_ok=True)
 
 
 def _safe_line(row: dict[str, Any]) -> str:
@@ -197,8 +204,10 @@ class _ParquetSink:
                                   " (written as null; write .jsonl to keep them)")
         return out
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
         try:
+            if self._writer is None and failed:  # nothing written: leave what was there
+                return
             if self._writer is None:  # no rows: still a readable (empty) file
                 self._pq.write_table(self._pa.table({}), self._tmp)
             else:
