@@ -108,13 +108,11 @@ def run(args: argparse.Namespace) -> int:
     tally, timing = _Tally(), _Timing()
     try:
         _score_stream(scorer, args, sink, done, total, tally, timing)
-    except KeyboardInterrupt:
+    except BaseException as e:
         sink.close(failed=True)
-        print(f"verl-rewards: interrupted: {label(args.output, 'output')} holds "
-              f"{done + tally.scored} whole rows; add --resume to continue", file=sys.stderr)
-        raise
-    except BaseException:
-        sink.close(failed=True)
+        if isinstance(e, KeyboardInterrupt):
+            print(f"verl-rewards: interrupted: {label(args.output, 'output')} holds "
+                  f"{done + tally.scored} whole rows; add --resume to continue", file=sys.stderr)
         raise
     sink.close()
     return _finish(args, scorer, tally, timing, done)
