@@ -11,6 +11,7 @@ does not exist here (its source is in :mod:`linecache`).
 from __future__ import annotations
 
 import linecache
+import re
 import sysconfig
 import types
 from typing import NamedTuple
@@ -53,6 +54,17 @@ def innermost(exc: BaseException) -> Frame | None:
     """The innermost frame of the reward's own code in ``exc``'s traceback, if any."""
     frames = reward_frames(exc)
     return frames[-1] if frames else None
+
+
+_LOCATION = re.compile(r" \(at (?P<file>.+?):(?P<line>\d+) in (?P<func>[^)\s]+)\)")
+
+
+def parse_location(text: str) -> Frame | None:
+    """The frame an error text names with ``(at FILE:LINE in FUNC)``, if it names one."""
+    match = _LOCATION.search(text)
+    if match is None:
+        return None
+    return Frame(match["file"], int(match["line"]), match["func"])
 
 
 def format_frames(frames: list[Frame]) -> list[str]:

@@ -256,3 +256,15 @@ def test_a_run_that_fails_before_writing_a_row_leaves_no_new_file(tmp_path, caps
         assert _score(source, tmp_path / name, "reward.plugin=broken", *LOCAL) == 1
         assert "No module named 'numpyy_not_installed'" in _error(capsys)
         assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "site-packages"]
+
+
+def test_verbose_on_error_raise_also_shows_the_rewards_line(tmp_path, capsys, reward_file):
+    path = reward_file(ALWAYS_FAILS)
+    source = _jsonl(tmp_path / "in.jsonl", _rows(2))
+    assert main(["score", "-v", "-i", str(source), "-o", str(tmp_path / "o.jsonl"),
+                 f"reward.path={path}", "reward.on_error=raise", *LOCAL]) == 1
+    err = capsys.readouterr().err.splitlines()
+    at = err.index("in the reward's code:")
+    assert err[at + 1:at + 3] == [f'  File "{path}", line 3, in compute_score',
+                                  '    raise KeyError("missing")']
+    assert err[-1].startswith("verl-rewards: error: reward compute_score (file ")

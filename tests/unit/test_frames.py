@@ -97,3 +97,11 @@ def test_a_long_message_is_cut_but_keeps_its_location(reward_file):
     [outcome] = score_samples(resolve(RewardRef.from_file(path)), [Sample("d", "s", "g")])
     assert outcome.error is not None and len(outcome.error) <= 500
     assert outcome.error.endswith(f"... (at {path}:2 in compute_score)")
+
+
+def test_a_location_is_read_back_from_an_error_text():
+    from verl_rewards.frames import Frame, parse_location
+
+    text = "reward x failed on sample 3: KeyError: 'a' (at /p/r.py:12 in score) (in.jsonl, line 4)"
+    assert parse_location(text) == Frame("/p/r.py", 12, "score")
+    assert parse_location("KeyError: 'a'") is None

@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import dataclasses
 import math
-import re
 import sys
 import time
 from collections import Counter
@@ -265,6 +264,7 @@ def _score_batch(
     try:
         return scorer.score(samples)
     except RewardError as e:  # its index counts from this batch's start
+        register_file_sources(scorer.ref)  # for --verbose's source line
         cause = f"{e.cause} ({label(path, 'input')}, {batch.where[e.index]})"
         raise RewardError(e.plugin, offset + e.index, cause) from e
 
@@ -314,26 +314,22 @@ def _summary(scorer: Scorer, tally: _Tally, timing: _Timing) -> list[str]:
 
 def _show_error_sources(scorer: Scorer, tally: _Tally) -> None:
     """--verbose: each distinct error's frame in the reward's code, with its source line."""
-    from ..frames import Frame, format_frames
+    from ..frames import format_frames, parse_location
 
-    _register_file_source(scorer)
+    register_file_sources(scorer.ref)
     for error in tally.errors:
         print(f"error: {error}", file=sys.stderr)
-        match = _LOCATION.search(error)
-        if match:
-            frame = Frame(match["file"], int(match["line"]), match["func"])
+        frame = parse_location(error)
+        if frame is not None:
             for line in format_frames([frame]):
                 print(line, file=sys.stderr)
 
 
-_LOCATION = re.compile(r" \(at (?P<file>.+):(?P<line>\d+) in (?P<func>[^)]+)\)$")
-
-
-def _register_file_source(scorer: Scorer) -> None:
+def register_file_sources(spec: object) -> None:
     """A file reward's source travels in its reference: show its lines even if the file is gone."""
     import linecache
 
-    refs = getattr(scorer.ref, "refs", None) or (scorer.ref,)  # a composite's components
+    refs = getattr(spec, "refs", None) or (spec,)  # a composite's components
     for ref in refs:
         path, source = getattr(ref, "path", None), getattr(ref, "source", None)
         if isinstance(path, str) and isinstance(source, str):

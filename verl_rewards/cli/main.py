@@ -155,7 +155,12 @@ def _report(error: Exception, verbose: bool) -> int:
     if verbose:
         import traceback
 
+        from ..frames import format_frames, parse_location
+
         traceback.print_exception(error, file=sys.stderr)
+        frame = parse_location(str(error))
+        if frame is not None:  # the reward's own line, which ran in another frame or process
+            print("in the reward's code:", *format_frames([frame]), sep="\n", file=sys.stderr)
     message = " ".join(str(error).split())  # one line, even for a YAML parser's message
     if isinstance(error, VerlRewardsError):
         print(f"{PROG}: error: {message}", file=sys.stderr)
