@@ -16,6 +16,15 @@ from verl_rewards import resolve as resolve_module
 MakeDist = Callable[..., Path]
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Say how to get the test plugins, rather than fail hundreds of tests without them."""
+    try:
+        importlib.metadata.version("verl-rewards-testkit")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.exit("the test plugins (tests/fixtures/testkit) are not installed in this "
+                    "environment: run `bash scripts/install.sh --test` first", returncode=4)
+
+
 @pytest.fixture
 def make_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MakeDist:
     """Create a real, importable installed distribution under ``tmp_path``.

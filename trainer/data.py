@@ -24,14 +24,16 @@ class PromptRecord(NamedTuple):
 
 
 def load_prompts(path: Path) -> list[PromptRecord]:
-    """Read a JSONL file whose rows have ``prompt`` and optionally ``data_source``,
-    ``ground_truth`` and ``extra_info``."""
+    """Read a JSONL file whose rows have ``prompt`` and ``ground_truth`` (the reward needs
+    it, as ``verl-rewards score`` does), and optionally ``data_source`` and ``extra_info``."""
     try:
         # Not splitlines(): a JSON string may hold U+2028 and the like, which it
         # splits on. (Text mode has already turned "\r\n" into "\n".)
-        lines = path.read_text(encoding="utf-8").split("\n")
+        lines = path.read_text(encoding="utf-8-sig").split("\n")
     except OSError as e:
         raise DataError(f"cannot read prompt file {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise DataError(f"prompt file {path} is not UTF-8 text: {e}") from None
     records: list[PromptRecord] = []
     for number, line in enumerate(lines, 1):
         if line.strip():
@@ -46,8 +48,15 @@ def _record(row: int, line: str, where: str) -> PromptRecord:
         data = json.loads(line)
     except json.JSONDecodeError as e:
         raise DataError(f"{where}: not valid JSON ({e.msg})") from None
+    except RecursionError:
+        raise DataError(f"{where}: JSON nested too deeply to read") from None
+    except ValueError as e:  # e.g. an integer past Python's digit limit
+        raise DataError(f"{where}: unreadable JSON value: {e}") from None
     if not isinstance(data, dict) or not isinstance(data.get("prompt"), str):
         raise DataError(f"{where}: expected an object with a string 'prompt'")
+    if "ground_truth" not in data:
+        raise DataError(f"{where}: missing required field ground_truth (what the reward "
+                        f"compares against; use \"\" for a reward that ignores it)")
     extra = data.get("extra_info") or {}
     if not isinstance(extra, dict):
         raise DataError(f"{where}: 'extra_info' must be an object")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +17,12 @@ import yaml
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.utils import logging as transformers_logging
 
-from trainer import grpo, rewards
+from trainer import checkpoint, grpo, rewards
 from trainer.data import PromptRecord, batches
 from trainer.metrics import MetricsLog, console_line, plot_reward_curve
 from trainer.model import build_policy, frozen_copy, parameter_count
 from trainer.rollout import Rollout, generate
+from trainer.rundir import METRICS_FILE, TrainingStopped, checkpoint_dir
 from trainer.settings import TrainConfig, as_dict
 from trainer.tokenizer import alphabet_of, build_char_tokenizer, load_tokenizer
 
@@ -105,9 +107,13 @@ def _run(
     echo(f"policy: {parameter_count(policy.model):,} parameters, vocab {len(policy.tokenizer)}; "
          f"{len(prompts)} prompts; {config.data.prompts_per_step} x {config.rollout.n} "
          f"samples per step")
-    with MetricsLog(out / "metrics.jsonl") as log:
+    done = _resume(config, policy, generator, echo)
+    failing = FailureWatch(config.trainer.max_failed_steps)
+    with _metrics_log(out, done) as log:
         prompt_batches = batches(prompts, config.data.prompts_per_step, config.trainer.seed)
-        for step in range(1, config.trainer.total_steps + 1):
+        for _ in range(done):  # the batches the resumed steps already drew
+            next(prompt_batches)
+        for step in range(done + 1, config.trainer.total_steps + 1):
             record = train_step(config, policy, scorer, next(prompt_batches), generator)
             record = {"step": step, **record, "elapsed_s": time.perf_counter() - started}
             log.write(record)
@@ -115,8 +121,11 @@ def _run(
                 echo(console_line(record, config.trainer.total_steps))
                 for error in record.get("reward_errors", ()):
                     echo(f"    reward error: {error}")
+            failing.update(record, finish=lambda: finish(config, policy, log.records,
+                                                          reward_name, save=False))
+            _periodic_checkpoint(config, policy, step, generator)
         records = log.records
-    finish(config, policy, records, reward_name)
+    finish(config, policy, records, reward_name, generator=generator)
     means = [r["reward_mean"] for r in records if r.get("reward_mean") is not None]
     return RunSummary(out, len(records), means[0] if means else None,
                       means[-1] if means else None)
@@ -170,6 +179,7 @@ def _step_record(
     }
     if result.n_failed or result.n_timed_out:
         record["reward_errors"] = rewards.first_errors(result)
+        record["reward_top_error"] = rewards.most_common_error(result)
     return record
 
 
@@ -187,16 +197,77 @@ def _old_and_ref_logprobs(
 
 
 def finish(
-    config: TrainConfig, policy: Policy, records: list[dict[str, Any]], reward_name: str
+    config: TrainConfig, policy: Policy, records: list[dict[str, Any]], reward_name: str,
+    save: bool = True, generator: torch.Generator | None = None,
 ) -> None:
     """Write the reward curve and (unless disabled) the checkpoint."""
     out = Path(config.trainer.output_dir)
     plot_reward_curve(records, out / "reward_curve.png",
                       title=f"GRPO reward: {reward_name} on {Path(config.data.path).name}")
-    if config.trainer.save_checkpoint:
-        transformers_logging.disable_progress_bar()  # one tiny shard: the bar is noise
-        policy.model.save_pretrained(out / "checkpoint")
-        policy.tokenizer.save_pretrained(out / "checkpoint")
+    if save and config.trainer.save_checkpoint and records:
+        _save(config, policy, records[-1]["step"], generator)
+
+
+class FailureWatch:
+    """Counts consecutive steps in which every sample failed; stops the run at ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.streak = 0
+        self.errors: Counter[str] = Counter()
+
+    def update(self, record: dict[str, Any], finish: Callable[[], None]) -> None:
+        """Count ``record``'s step; past the limit, call ``finish`` and raise TrainingStopped."""
+        if record.get("reward_mean") is not None:
+            self.streak = 0
+            self.errors.clear()
+            return
+        self.streak += 1
+        top = record.get("reward_top_error")
+        if top:
+            self.errors[top[0]] += top[1]
+        if self.limit and self.streak >= self.limit:
+            finish()
+            error, count = self.errors.most_common(1)[0] if self.errors else ("unknown", 0)
+            raise TrainingStopped(
+                f"every sample failed for {self.streak} steps in a row (steps "
+                f"{record['step'] - self.streak + 1}-{record['step']}; trainer.max_failed_steps="
+                f"{self.limit}); most common error ({count} samples): {error}. "
+                f"No checkpoint was written.")
+
+
+def _resume(
+    config: TrainConfig, policy: Policy, generator: torch.Generator, echo: Printer
+) -> int:
+    """With ``trainer.resume``, restore the checkpoint; return the steps already done."""
+    if not config.trainer.resume:
+        return 0
+    state = checkpoint.load(Path(config.trainer.output_dir))
+    if state is None:  # settled before training by trainer.main; kept for direct callers
+        raise TrainingStopped(f"nothing to resume in {config.trainer.output_dir}")
+    checkpoint.restore(state, policy.model, policy.optimizer, generator)
+    echo(f"resumed from step {state.step} ({checkpoint_dir(Path(config.trainer.output_dir))})")
+    return state.step
+
+
+def _metrics_log(out: Path, done: int) -> MetricsLog:
+    path = out / METRICS_FILE
+    return MetricsLog.continuing(path, done) if done else MetricsLog(path)
+
+
+def _periodic_checkpoint(
+    config: TrainConfig, policy: Policy, step: int, generator: torch.Generator
+) -> None:
+    every = config.trainer.checkpoint_every
+    if config.trainer.save_checkpoint and every and step % every == 0 \
+            and step != config.trainer.total_steps:  # the last one is written by finish
+        _save(config, policy, step, generator)
+
+
+def _save(config: TrainConfig, policy: Policy, step: int, generator: torch.Generator | None) -> None:
+    transformers_logging.disable_progress_bar()  # one tiny shard: the bar is noise
+    checkpoint.save(Path(config.trainer.output_dir), step, policy.model, policy.tokenizer,
+                    policy.optimizer, generator or torch.Generator())
 
 
 def _texts(prompts: Sequence[PromptRecord]) -> list[str]:

@@ -13,21 +13,29 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from trainer import rundir
 from trainer.data import DataError, PromptRecord, load_prompts
+from trainer.rundir import TrainingStopped
 from trainer.settings import DEFAULT_CONFIG, TrainConfig, TrainerConfigError, load_config
 from verl_rewards import Scorer
 from verl_rewards.errors import ConfigError, VerlRewardsError
 
 USAGE = f"""\
-usage: python -m trainer.main [key=value ...]
+usage: python -m trainer.main [-c FILE.yaml] [key=value ...]
 
 Runs GRPO on a tiny causal LM with the reward chosen by the `reward` section.
+  -c, --config FILE   a YAML config used instead of the defaults below (keys it
+                      omits take the trainer's built-in values)
 Overrides are omegaconf dotlist entries, e.g.
   trainer.total_steps=20 trainer.output_dir=outputs/run1 reward.plugin=copy_digits
   reward.path=my_reward.py reward.executor=local algo.kl_coef=0
 Defaults: {DEFAULT_CONFIG}
-Writes DIR/metrics.jsonl, DIR/reward_curve.png, DIR/checkpoint/ (DIR = trainer.output_dir).
-Exit codes: 0 ok, 1 reward failure, 2 configuration error."""
+Writes DIR/metrics.jsonl, DIR/reward_curve.png, DIR/checkpoint/ (DIR = trainer.output_dir;
+a checkpoint every trainer.checkpoint_every steps). A DIR that holds a run is reused only
+with trainer.overwrite=true, or continued from its checkpoint with trainer.resume=true.
+The run stops (exit 1) after trainer.max_failed_steps steps in a row in which every
+sample failed. Every data row needs `prompt` and `ground_truth`.
+Exit codes: 0 ok, 1 reward failure, 2 configuration or data error."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -37,7 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(USAGE)
         return 0
     try:
-        config, scorer, prompts = prepare(args)
+        config_file, args = split_config_option(args)
+        config, scorer, prompts = prepare(args, config_file)
     except (TrainerConfigError, DataError) as e:
         return _fail(f"config error: {e}", 2)
     except ConfigError as e:
@@ -50,18 +59,62 @@ def main(argv: Sequence[str] | None = None) -> int:
         return train(config, scorer, prompts, name)
     except VerlRewardsError as e:
         return _fail(f"reward failed: {e}", 1)
+    except TrainingStopped as e:
+        return _fail(f"stopped: {e}", 1)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
 
 
-def prepare(args: Sequence[str]) -> tuple[TrainConfig, Scorer, list[PromptRecord]]:
+def prepare(
+    args: Sequence[str], config_file: Path = DEFAULT_CONFIG
+) -> tuple[TrainConfig, Scorer, list[PromptRecord]]:
     """Everything that can be wrong with the configuration, checked before any model work."""
-    config = load_config(args)
+    config = load_config(args, config_file)
     scorer = Scorer.from_config(config.reward, config.reward_overrides)
     prompts = load_prompts(Path(config.data.path))
     if config.model.path and not Path(config.model.path).is_dir():
         raise TrainerConfigError(f"model.path {config.model.path!r} is not a directory")
+    check_output_dir(config)
     return config, scorer, prompts
+
+
+def split_config_option(args: Sequence[str]) -> tuple[Path, list[str]]:
+    """``-c FILE`` / ``--config FILE`` / ``--config=FILE`` out of ``args``; the rest are overrides."""
+    rest: list[str] = []
+    config: Path | None = None
+    items = iter(args)
+    for arg in items:
+        if arg in ("-c", "--config"):
+            value = next(items, None)
+            if value is None:
+                raise TrainerConfigError(f"{arg} needs a FILE.yaml")
+        elif arg.startswith("--config="):
+            value = arg.partition("=")[2]
+        else:
+            if arg.startswith("-"):
+                raise TrainerConfigError(f"unknown option {arg!r}; see --help")
+            rest.append(arg)
+            continue
+        if config is not None:
+            raise TrainerConfigError("give -c/--config once")
+        config = Path(value)
+    return (config or DEFAULT_CONFIG), rest
+
+
+def check_output_dir(config: TrainConfig) -> None:
+    """Refuse to overwrite a run unless told to; check there is a run to resume."""
+    out = Path(config.trainer.output_dir)
+    if config.trainer.resume:
+        if not rundir.state_file(out).is_file():
+            raise TrainerConfigError(
+                f"trainer.resume=true but {out} holds no checkpoint to resume from "
+                f"({rundir.state_file(out)} is missing)")
+        return
+    if rundir.holds_a_run(out) and not config.trainer.overwrite:
+        raise TrainerConfigError(
+            f"trainer.output_dir {out} already holds a run (metrics.jsonl or checkpoint/); "
+            f"set trainer.overwrite=true to replace it, trainer.resume=true to continue it, "
+            f"or choose another trainer.output_dir")
 
 
 def train(config: TrainConfig, scorer: Scorer, prompts: list[PromptRecord], name: str) -> int:

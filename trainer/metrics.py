@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -25,11 +26,21 @@ CONSOLE_KEYS = (
 class MetricsLog:
     """Appends step records to ``path`` (flushed per line, so a killed run keeps its log)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, records: Sequence[dict[str, Any]] = ()) -> None:
+        """Start ``path`` afresh, holding ``records`` (a resumed run's earlier steps)."""
         self.path = path
-        self.records: list[dict[str, Any]] = []
+        self.records: list[dict[str, Any]] = list(records)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = path.open("w", encoding="utf-8")
+        self._file.write("".join(json.dumps(r) + "\n" for r in self.records))
+        self._file.flush()
+
+    @classmethod
+    def continuing(cls, path: Path, upto_step: int) -> MetricsLog:
+        """Keep ``path``'s records up to ``upto_step`` (the checkpoint's) and append after them."""
+        kept = [r for r in read_metrics(path) if r.get("step", 0) <= upto_step] \
+            if path.exists() else []
+        return cls(path, kept)
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Record one step."""
@@ -71,13 +82,12 @@ def plot_reward_curve(records: Sequence[Mapping[str, Any]], path: Path, title: s
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    points = [(r["step"], r["reward_mean"], r.get("reward_std") or 0.0)
+    points = [(r["step"], r["reward_mean"], *_band(r))
               for r in records if r.get("reward_mean") is not None]
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     if points:
-        steps, means, stds = zip(*points)
-        ax.fill_between(steps, [m - s for m, s in zip(means, stds)],
-                        [m + s for m, s in zip(means, stds)], alpha=0.15, label="± std")
+        steps, means, lows, highs = zip(*points)
+        ax.fill_between(steps, lows, highs, alpha=0.15, label="± std (within min..max)")
         ax.plot(steps, means, lw=1, alpha=0.6, label="reward mean")
         ax.plot(steps, moving_average(means, 10), lw=2, label="moving average (10)")
         ax.legend(loc="lower right")
@@ -85,11 +95,19 @@ def plot_reward_curve(records: Sequence[Mapping[str, Any]], path: Path, title: s
         ax.text(0.5, 0.5, "no scored samples", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("step")
     ax.set_ylabel("reward")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(textwrap.fill(title, 90), fontsize=9)  # a file reward's name is long
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def _band(record: Mapping[str, Any]) -> tuple[float, float]:
+    """mean ± std, clipped to the step's observed min and max (a reward in [0, 1] stays there)."""
+    mean, std = record["reward_mean"], record.get("reward_std") or 0.0
+    low, high = record.get("reward_min"), record.get("reward_max")
+    return (max(mean - std, low if low is not None else -math.inf),
+            min(mean + std, high if high is not None else math.inf))
 
 
 def moving_average(values: Sequence[float], window: int) -> list[float]:

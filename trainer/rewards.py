@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -127,6 +128,12 @@ def first_errors(result: BatchResult, limit: int = 3) -> list[str]:
             if len(seen) == limit:
                 break
     return seen
+
+
+def most_common_error(result: BatchResult) -> tuple[str, int] | None:
+    """The batch's most frequent error message and how many samples it failed."""
+    counts = Counter(e for e in result.errors if e is not None)
+    return counts.most_common(1)[0] if counts else None
 
 
 def _mean(values: list[float]) -> float | None:

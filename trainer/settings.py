@@ -11,13 +11,15 @@ command line replaces the file's choice).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
 
 DEFAULT_CONFIG = Path(__file__).parent / "config" / "default.yaml"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -80,6 +82,10 @@ class LoopConfig:
     log_every: int = 10
     torch_threads: int = 1
     save_checkpoint: bool = True
+    checkpoint_every: int = 100  # steps between checkpoints (0: only at the end)
+    overwrite: bool = False  # reuse an output_dir that holds a run, discarding it
+    resume: bool = False  # continue the run in output_dir from its last checkpoint
+    max_failed_steps: int = 5  # stop (exit 1) after this many steps in a row where every sample failed; 0: never
 
 
 @dataclass(frozen=True)
@@ -113,15 +119,16 @@ def load_config(
 
 def merge_config(overrides: Sequence[str], config_file: str | Path = DEFAULT_CONFIG) -> DictConfig:
     """The merged omegaconf tree: schema <- YAML file <- dotlist overrides."""
+    schema = OmegaConf.structured(TrainConfig)
+    _make_writable(schema)
     try:
-        schema = OmegaConf.structured(TrainConfig)
-        _make_writable(schema)
-        defaults = OmegaConf.load(config_file)
-        node = OmegaConf.merge(schema, defaults, OmegaConf.from_dotlist(list(overrides)))
+        node = OmegaConf.merge(schema, _read_yaml(Path(config_file)))
+    except OmegaConfBaseException as e:
+        raise TrainerConfigError(f"config file {config_file}: {_describe(e)}") from None
+    try:
+        node = OmegaConf.merge(node, OmegaConf.from_dotlist(list(overrides)))
     except OmegaConfBaseException as e:
         raise TrainerConfigError(_describe(e)) from None
-    except OSError as e:
-        raise TrainerConfigError(f"cannot read config file {config_file}: {e}") from None
     assert isinstance(node, DictConfig)
     return node
 
@@ -134,6 +141,22 @@ def _make_writable(node: DictConfig) -> None:
         child = node[key]
         if isinstance(child, DictConfig):
             _make_writable(child)
+
+
+def _read_yaml(path: Path) -> DictConfig:
+    if not path.is_file():
+        raise TrainerConfigError(f"config file not found: {path}")
+    try:
+        node = OmegaConf.load(path)
+    except OSError as e:
+        raise TrainerConfigError(f"cannot read config file {path}: {e.strerror or e}") from None
+    except (yaml.YAMLError, OmegaConfBaseException) as e:
+        first = " ".join(str(e).split())
+        raise TrainerConfigError(f"cannot parse config file {path}: {first}") from None
+    if not isinstance(node, DictConfig):
+        raise TrainerConfigError(f"config file {path} must hold a mapping of sections "
+                                 f"(model, data, rollout, algo, trainer, reward)")
+    return node
 
 
 def to_record(node: DictConfig, reward_overrides: Sequence[str] = ()) -> TrainConfig:
@@ -184,6 +207,9 @@ _POSITIVE: Mapping[str, tuple[str, ...]] = {
     "algo": ("lr", "ppo_epochs", "mini_batches", "max_grad_norm"),
     "trainer": ("total_steps", "log_every", "torch_threads"),
 }
+_NON_NEGATIVE: Mapping[str, tuple[str, ...]] = {
+    "trainer": ("checkpoint_every", "max_failed_steps"),
+}
 
 
 def _check_ranges(config: TrainConfig) -> None:
@@ -192,7 +218,14 @@ def _check_ranges(config: TrainConfig) -> None:
         for section, names in _POSITIVE.items()
         for name in names
         if not getattr(getattr(config, section), name) > 0
+    ] + [
+        f"{section}.{name} must be >= 0 (got {getattr(getattr(config, section), name)})"
+        for section, names in _NON_NEGATIVE.items()
+        for name in names
+        if getattr(getattr(config, section), name) < 0
     ]
+    if config.trainer.overwrite and config.trainer.resume:
+        problems.append("set at most one of trainer.overwrite and trainer.resume")
     if config.rollout.n < 2:
         problems.append(f"rollout.n must be >= 2 for group-relative advantages "
                         f"(got {config.rollout.n})")
@@ -210,7 +243,29 @@ def _check_ranges(config: TrainConfig) -> None:
 
 
 def _describe(error: OmegaConfBaseException) -> str:
-    """omegaconf's messages span several lines; keep the cause and the full key."""
-    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+    """omegaconf's messages span several lines; keep the cause and the full key.
+
+    An unknown key is answered with the closest valid keys of its section, not
+    omegaconf's message naming a schema class.
+    """
     key = getattr(error, "full_key", None)
+    if isinstance(error, ConfigKeyError) and key:
+        return unknown_key_message(str(key))
+    first = str(error).splitlines()[0] if str(error) else type(error).__name__
     return f"{first} (at '{key}')" if key else first
+
+
+def unknown_key_message(full_key: str) -> str:
+    """``unknown key 'trainer.total_step'. Did you mean 'trainer.total_steps'? Valid keys: ...``."""
+    *sections, name = full_key.split(".")
+    record: Any = TrainConfig
+    for section in sections:
+        fields = {f.name: f for f in dataclasses.fields(record)}
+        if section not in fields or not dataclasses.is_dataclass(fields[section].default_factory):
+            return f"unknown key '{full_key}'"
+        record = fields[section].default_factory
+    valid = [f.name for f in dataclasses.fields(record) if f.name != "reward_overrides"]
+    prefix = "".join(f"{s}." for s in sections)
+    close = difflib.get_close_matches(name, valid, n=2, cutoff=0.6)
+    hint = (" Did you mean " + " or ".join(f"'{prefix}{c}'" for c in close) + "?") if close else ""
+    return f"unknown key '{full_key}'.{hint} Valid keys: {', '.join(prefix + v for v in valid)}."

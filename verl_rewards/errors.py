@@ -79,6 +79,10 @@ class RewardFileError(ConfigError):
     """A reward file is missing, unreadable, or lacks the named function/class."""
 
 
+class RewardKwargsError(ConfigError):
+    """``reward.kwargs`` holds keys the selected reward does not accept."""
+
+
 # -- loading: raised when a process resolves a reference ---------------------
 
 

@@ -36,8 +36,12 @@ class Scorer:
     @classmethod
     def from_config(cls, cfg: ConfigSource, overrides: Sequence[str] = ()) -> Scorer:
         """Validate ``cfg`` (the ``reward`` section) and build a scorer; nothing starts yet."""
+        from .preflight import preflight
+
         config = load_config(cfg, overrides)
-        return cls(spec_from_config(config), config)
+        spec = spec_from_config(config)
+        preflight(spec)  # kwargs and imports checked here, before any worker starts
+        return cls(spec, config)
 
     def __enter__(self) -> Scorer:
         self.start()

@@ -14,7 +14,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from . import aio
+from . import aio, frames
 from .config import DEFAULT_TIMEOUT_S
 from .errors import RewardError, RewardValueError, SampleTimeout
 from .outcomes import Outcome, Status
@@ -242,5 +242,11 @@ def _call_batch(loaded: LoadedReward, columns: list[list[Any]], progress: Progre
 
 
 def _describe(exc: BaseException) -> str:
+    """``Type: message (at FILE:LINE in FUNC)``, the innermost frame of the reward's own code."""
     text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= _MAX_ERROR_CHARS else text[: _MAX_ERROR_CHARS - 3] + "..."
+    frame = frames.innermost(exc)
+    where = f" (at {frame.location})" if frame is not None else ""
+    room = max(_MAX_ERROR_CHARS - len(where), 40)
+    if len(text) > room:
+        text = text[: room - 3] + "..."
+    return text + where

@@ -24,6 +24,8 @@ SAMPLES = [
     {"data_source": "openai/gsm8k", "solution_str": "The answer is 41.", "ground_truth": "42"},
     {"data_source": "openai/gsm8k", "solution_str": "It costs $1,250", "ground_truth": "1250"},
 ]
+# float("forty-two") raises inside my_reward.py: the error names that file and line.
+BAD = {"data_source": "openai/gsm8k", "solution_str": "42", "ground_truth": "forty-two"}
 
 
 @ray.remote
@@ -39,6 +41,11 @@ class Judge:
 
     def score(self, sample: dict) -> tuple[float, bool, str]:
         return self.fn(**sample), "custom_module" in sys.modules, self.fn.__module__
+
+
+def _line_of(text: str) -> int:
+    lines = (HERE / "my_reward.py").read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
 
 
 def main() -> int:
@@ -60,17 +67,21 @@ def main() -> int:
         judge = Judge.remote(ref)
         actor = ray.get([judge.score.remote(s) for s in SAMPLES])
         with scorer:  # starts 2 reward actors, each resolving the reference once
-            result = scorer.score(SAMPLES)
+            result = scorer.score([*SAMPLES, BAD])
     finally:
         if started_here:
             ray.shutdown()
     print("ray task :", [score for score, _ in task])
     print("ray actor:", [score for score, _, _ in actor])
-    print("scorer   :", result.scores, f"({result.provenance.display_name})")
+    print("scorer   :", result.scores[:3], f"({result.provenance.display_name})")
+    error = result.errors[3] or ""
+    print("bad row  :", error)  # located on a worker that never saw the file
+    located = error.endswith(f"(at {path}:{_line_of('float(numbers[-1])')} in compute_score)")
     leaked = any(flag for _, flag in task) or any(flag for _, flag, _ in actor) or "custom_module" in sys.modules
     print("custom_module in any process:", leaked)
     expected = [1.0, 0.1, 1.0]
-    ok = [s for s, _ in task] == expected == [s for s, _, _ in actor] == result.scores and not leaked
+    ok = ([s for s, _ in task] == expected == [s for s, _, _ in actor] == result.scores[:3]
+          and not leaked and located)
     print("OK" if ok else "MISMATCH")
     return 0 if ok else 1
 

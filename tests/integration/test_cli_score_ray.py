@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 
@@ -25,7 +26,9 @@ def test_score_on_ray_workers_keeps_order_and_reports(ray_session, tmp_path, cap
     out = [json.loads(line) for line in target.read_text().splitlines()]
     assert [r["n"] for r in out] == list(range(41))
     assert [r["score"] for r in out] == [float(t == "1") for t in texts]
-    assert out[-1]["error"] == "RuntimeError: the reward raised on purpose"
+    faults = importlib.import_module("verl_rewards_testkit.faults").__file__
+    # located on the worker, in the plugin's own code
+    assert out[-1]["error"] == f"RuntimeError: the reward raised on purpose (at {faults}:25 in faulty)"
     summary = capsys.readouterr().out
     assert "on the ray executor" in summary and "ok 40, failed 1, timed out 0" in summary
 

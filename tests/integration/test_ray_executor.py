@@ -52,7 +52,9 @@ def test_mixed_batch_of_real_faults_completes_with_every_good_sample_scored(ray_
     assert by_text["c_sleep"][0] == "timeout" and "Python could not interrupt" in by_text["c_sleep"][1]
     assert by_text["exit"][0] == "failed" and by_text["exit"][1].startswith("WorkerDied:")
     assert by_text["segfault"][0] == "failed" and by_text["segfault"][1].startswith("WorkerDied:")
-    assert by_text["raise"] == ("failed", "RuntimeError: the reward raised on purpose")
+    assert by_text["raise"][0] == "failed"
+    assert by_text["raise"][1].startswith("RuntimeError: the reward raised on purpose (at ")
+    assert by_text["raise"][1].endswith("verl_rewards_testkit/faults.py:25 in faulty)")
     assert by_text["nan"][0] == "failed" and "nan is not a finite number" in by_text["nan"][1]
     assert (result.n_ok, result.n_failed, result.n_timed_out) == (16, 4, 2)
     assert result.metrics["worker_restarts"] >= 3

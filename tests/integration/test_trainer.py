@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,12 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, fail
         raise RuntimeError("first sample of every group fails")
     return {"score": len(solution_str) / 6, "pid": os.getpid()}
 """
+
+
+def _line_of(source: str, text: str) -> int:
+    """The line of a reward file written from ``source`` (dedented) that holds ``text``."""
+    lines = textwrap.dedent(source).splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
 
 
 def _metrics(out: Path) -> list[dict]:
@@ -102,7 +109,9 @@ def test_file_reward_runs_on_ray_workers_and_failures_are_counted_not_fatal(
     assert main(argv) == 0
     records = _metrics(out)
     assert [r["reward_failed"] for r in records] == [4, 4]  # one per group of 4
-    assert records[0]["reward_errors"] == ["RuntimeError: first sample of every group fails"]
+    assert records[0]["reward_errors"] == [
+        "RuntimeError: first sample of every group fails "
+        f"(at {path}:{_line_of(FILE_REWARD, 'first sample of every')} in compute_score)"]
     assert records[0]["reward_extra/pid"] != os.getpid()  # scored in a Ray worker
     assert records[0]["reward_mean"] is not None
     stdout = capsys.readouterr().out
@@ -137,7 +146,7 @@ def test_unknown_plugin_fails_before_any_model_is_built(tmp_path, capsys, monkey
 
 
 @pytest.mark.parametrize("override, message", [
-    ("trainer.total_stepz=1", "trainer: config error: Key 'total_stepz' not in 'LoopConfig'"),
+    ("trainer.total_stepz=1", "trainer: config error: unknown key 'trainer.total_stepz'. Did you mean 'trainer.total_steps'?"),
     ("data.path=nowhere.jsonl", "trainer: config error: cannot read prompt file nowhere.jsonl"),
     ("model.path=nowhere", "trainer: config error: model.path 'nowhere' is not a directory"),
 ])

@@ -48,7 +48,7 @@ def test_a_name_declared_twice_is_listed_twice_with_a_note(capsys, make_dist):
     rows = [line.split() for line in captured.out.splitlines()]
     assert ["twin", "dup-one", "1.0", "plug_a:f"] in rows
     assert ["twin", "dup-two", "2.0", "plug_b:f"] in rows
-    assert captured.err == ("note: 'twin' is declared by 2 distributions; "
+    assert captured.err == ("\nnote: 'twin' is declared by 2 distributions; "
                             "select one as dup-one:twin, dup-two:twin\n")
 
 

@@ -47,7 +47,7 @@ def test_version(capsys):
     assert capsys.readouterr().out == f"verl-rewards {metadata.version('verl-rewards')}\n"
 
 
-@pytest.mark.parametrize("argv", [[], ["frobnicate"], ["list", "--bogus"], ["show"],
+@pytest.mark.parametrize("argv", [["frobnicate"], ["list", "--bogus"], ["show"],
                                   ["score", "--input", "x.jsonl"], ["score", "-i", "a.jsonl",
                                                                     "-o", "b.jsonl",
                                                                     "--batch-size", "0"]])

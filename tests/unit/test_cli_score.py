@@ -3,6 +3,7 @@ the summary, and every kind of bad input."""
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from verl_rewards.cli.main import main
 
 LOCAL = ["reward.executor=local"]
+FAULTS = Path(importlib.import_module("verl_rewards_testkit.faults").__file__)
 
 EXTRA_SOMETIMES = """
 def compute_score(data_source, solution_str, ground_truth, extra_info=None):
@@ -53,7 +55,7 @@ def test_jsonl_rows_are_kept_with_score_extra_keys_and_error(tmp_path, capsys, t
     assert out[0] == {"id": 0, "data_source": "d", "solution_str": "1", "ground_truth": "1",
                       "extra_info": {"k": 0}, "score": 1.0, "error": None}
     assert [r["score"] for r in out] == [1.0, 0.0, 0.0, 0.0]
-    assert out[2]["error"] == "RuntimeError: the reward raised on purpose"
+    assert out[2]["error"] == f"RuntimeError: the reward raised on purpose (at {FAULTS}:25 in faulty)"
     assert out[3]["error"] == (f"RewardValueError: reward faulty ({testkit.label}) returned an "
                                "invalid value for sample 3: nan is not a finite number")
     summary = capsys.readouterr().out.splitlines()
@@ -74,12 +76,12 @@ def test_kwargs_and_extra_keys_from_the_reward(tmp_path):
                             "score", "pid", "error"]
 
 
-def test_an_extra_key_only_some_batches_return_is_a_column_everywhere(tmp_path, reward_file):
+def test_an_extra_key_is_a_column_of_the_batches_that_return_it(tmp_path, reward_file):
     path = reward_file(EXTRA_SOMETIMES)
     assert _score(tmp_path, _rows("0", "0", "1", "0"), f"reward.path={path}", "--batch-size", "2",
                   *LOCAL) == 0
-    out = _read_jsonl(tmp_path / "out.jsonl")
-    assert [r["hit"] for r in out] == [None, None, "1", None]
+    out = _read_jsonl(tmp_path / "out.jsonl")  # written as batches finish: no look-ahead
+    assert [r.get("hit", "absent") for r in out] == ["absent", "absent", "1", None]
     assert [r["score"] for r in out] == [0.0, 0.0, 1.0, 0.0]
 
 
@@ -146,15 +148,16 @@ def test_config_file_with_a_trainer_reward_section_and_overrides(tmp_path):
     assert _read_jsonl(tmp_path / "out.jsonl")[0]["score"] == 3.0
 
 
-def test_on_error_raise_exits_1_naming_sample_and_line_and_writes_nothing(tmp_path, capsys,
-                                                                         testkit):
+def test_on_error_raise_exits_1_naming_sample_and_line_keeping_the_batches_before(
+        tmp_path, capsys, testkit):
     rows = _rows("1", "1", "1", "raise", "1")
     assert _score(tmp_path, rows, "reward.plugin=faulty", "reward.on_error=raise",
                   "--batch-size", "2", *LOCAL) == 1
     assert capsys.readouterr().err == (
         f"verl-rewards: error: reward faulty ({testkit.label}) failed on sample 3: "
-        f"RuntimeError: the reward raised on purpose ({tmp_path / 'in.jsonl'}, line 4)\n")
-    assert not (tmp_path / "out.jsonl").exists()
+        f"RuntimeError: the reward raised on purpose (at {FAULTS}:25 in faulty) "
+        f"({tmp_path / 'in.jsonl'}, line 4)\n")
+    assert [r["id"] for r in _read_jsonl(tmp_path / "out.jsonl")] == [0, 1]
     assert not list(tmp_path.glob(".out.jsonl*"))
 
 
@@ -210,7 +213,7 @@ def test_a_row_without_a_required_field(tmp_path, capsys):
     rows = _rows("1", "1")
     del rows[1]["ground_truth"]
     assert _score(tmp_path, rows, "reward.plugin=exact_match", *LOCAL) == 2
-    assert _error(capsys) == (f"{tmp_path / 'in.jsonl'}, line 2: sample 1: "
+    assert _error(capsys) == (f"{tmp_path / 'in.jsonl'}, line 2: "
                               "missing required field(s) ground_truth")
 
 
@@ -218,7 +221,7 @@ def test_a_parquet_row_without_a_required_field(tmp_path, capsys):
     source = tmp_path / "in.parquet"
     pq.write_table(pa.Table.from_pylist([{"data_source": "d", "solution_str": "1"}]), source)
     assert _score_file(source, tmp_path / "o.jsonl") == 2
-    assert _error(capsys) == f"{source}, row 1: sample 0: missing required field(s) ground_truth"
+    assert _error(capsys) == f"{source}, row 1: missing required field(s) ground_truth"
 
 
 def test_a_file_that_is_not_parquet(tmp_path, capsys):
@@ -235,7 +238,8 @@ def test_an_unknown_extension(tmp_path, capsys, role):
     files[role].write_text("")
     assert _score_file(files["input"], files["output"]) == 2
     assert _error(capsys) == (f"cannot tell the format of {role} file {files[role]} from its "
-                              "extension; use one of .jsonl, .ndjson, .parquet, .pq")
+                              "extension; use one of .jsonl, .ndjson, .parquet, .pq "
+                              "(or - for JSONL on stdin/stdout)")
 
 
 @pytest.mark.parametrize(("overrides", "message"), [

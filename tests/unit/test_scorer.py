@@ -28,7 +28,8 @@ def test_score_keeps_input_order_counts_and_provenance(local_cfg):
     with Scorer.from_config(local_cfg) as scorer:
         result = scorer.score(_rows("a", "b", "raise", "a"))
     assert result.scores == [1.5, 0.5, 0.0, 1.5]
-    assert result.errors == [None, None, "ValueError: no", None]
+    assert result.errors[:2] == [None, None] and result.errors[3] is None
+    assert result.errors[2].startswith(f"ValueError: no (at {local_cfg['path']}:")
     assert result.extra_info == {"len": [1, 1, None, 1]}
     assert (result.n_ok, result.n_failed, result.n_timed_out) == (3, 1, 0)
     assert result.provenance.kind == "file"

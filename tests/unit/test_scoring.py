@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -94,7 +95,8 @@ def test_bool_counts_as_a_number(loaded):
 def test_exception_becomes_a_failed_sample_and_the_rest_keep_their_scores(loaded):
     outcomes = score_samples(loaded("by_text"), _samples("ok", "raise", "ok"))
     assert [o.status for o in outcomes] == ["ok", "failed", "ok"]
-    assert outcomes[1].error == "KeyError: 'missing thing'"
+    assert re.fullmatch(r"KeyError: 'missing thing' \(at .+/rewards\.py:\d+ in by_text\)",
+                        outcomes[1].error)
 
 
 def test_python_loop_is_interrupted_at_timeout(loaded):

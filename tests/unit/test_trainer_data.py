@@ -21,7 +21,7 @@ def test_rows_become_records_with_defaults(tmp_path):
                   json.dumps({"prompt": "12:", "data_source": "toy", "ground_truth": "12",
                               "extra_info": {"k": 1}}),
                   "",
-                  json.dumps({"prompt": "hi"}))
+                  json.dumps({"prompt": "hi", "ground_truth": None}))
     assert load_prompts(path) == [
         PromptRecord(0, "12:", "toy", "12", {"k": 1}),
         PromptRecord(1, "hi", "", None, {}),
@@ -31,7 +31,11 @@ def test_rows_become_records_with_defaults(tmp_path):
 @pytest.mark.parametrize("line, message", [
     ("{not json", "line 1: not valid JSON"),
     ('{"text": "x"}', "line 1: expected an object with a string 'prompt'"),
-    ('{"prompt": "x", "extra_info": [1]}', "line 1: 'extra_info' must be an object"),
+    ('{"prompt": "x", "ground_truth": "", "extra_info": [1]}',
+     "line 1: 'extra_info' must be an object"),
+    ('{"prompt": "x"}', "line 1: missing required field ground_truth"),
+    ('{"prompt": ' + "[" * 100_000 + "]" * 100_000 + "}", "line 1: JSON nested too deeply"),
+    ('{"prompt": "x", "ground_truth": ' + "7" * 5000 + "}", "line 1: unreadable JSON value"),
 ])
 def test_malformed_rows_name_the_line(tmp_path, line, message):
     with pytest.raises(DataError, match=message):
@@ -39,7 +43,7 @@ def test_malformed_rows_name_the_line(tmp_path, line, message):
 
 
 def test_the_line_named_is_the_files_own_line_number_blank_lines_included(tmp_path):
-    good = json.dumps({"prompt": "a\u2028b"}, ensure_ascii=False)  # U+2028 is not a line end
+    good = json.dumps({"prompt": "a\u2028b", "ground_truth": ""}, ensure_ascii=False)  # U+2028 is not a line end
     path = _write(tmp_path, good, "", "   ", good, "{not json")
     with pytest.raises(DataError) as info:
         load_prompts(path)

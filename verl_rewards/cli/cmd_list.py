@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -46,10 +47,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     emit(*table(("NAME", "DISTRIBUTION", "VERSION", "TARGET"),
                 [(r.name, r.dist, r.version, r.target) for r in records]))
-    for name, count in sorted(Counter(r.name for r in records).items()):
-        if count > 1:
-            choices = ", ".join(r.qualified_name for r in records if r.name == name)
-            note(f"'{name}' is declared by {count} distributions; select one as {choices}")
+    ambiguous = [(n, c) for n, c in sorted(Counter(r.name for r in records).items()) if c > 1]
+    if ambiguous:
+        print(file=sys.stderr)  # a blank line between the table and the notes
+    for name, count in ambiguous:
+        choices = ", ".join(r.qualified_name for r in records if r.name == name)
+        note(f"'{name}' is declared by {count} distributions; select one as {choices}")
     return EXIT_OK
 
 

@@ -8,6 +8,7 @@ the library lazily, so ``verl-rewards list`` loads no more than discovery.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -36,6 +37,9 @@ Run `verl-rewards COMMAND --help` for a command's options and examples."""
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:  # no command: say which there are, not just that one is required
+        build_parser().print_help(sys.stderr)
+        return EXIT_USAGE
     # Building every subparser costs about as much as `list`'s own work: when
     # the command is the first argument, build only that one.
     parser = build_parser(argv[0] if argv and argv[0] in _NAMES else None)
@@ -48,7 +52,36 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> NoReturn:
     """Entry point of the ``verl-rewards`` console script and ``python -m verl_rewards``."""
-    raise SystemExit(main())
+    argv = sys.argv[1:]
+    if not {"-v", "--verbose"} & set(argv):
+        _quiet_ray_startup()
+    code = main(argv)
+    _exit_despite_stray_threads(code)
+    raise SystemExit(code)
+
+
+def _exit_despite_stray_threads(code: int) -> None:
+    """Exit now if a reward left non-daemon threads running (the interpreter would wait forever).
+
+    The work is done and written; exit hooks (Ray's shutdown among them) still run.
+    """
+    import threading
+
+    stray = [t for t in threading.enumerate()
+             if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if not stray:
+        return
+    import atexit
+    import os
+
+    names = ", ".join(sorted(t.name for t in stray))
+    print(f"{PROG}: warning: exiting with {len(stray)} thread(s) still running, started by "
+          f"the reward and never ended: {names}", file=sys.stderr)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -103,13 +136,31 @@ def _run(args: argparse.Namespace) -> int:
         return _report(e, verbose=args.verbose)
 
 
+def _quiet_ray_startup() -> None:
+    """Ray's INFO/WARNING start-up lines are noise on a CLI's stderr (``-v`` keeps them).
+
+    ``ray.init`` sets its logger's level from ``RAY_LOGGER_LEVEL`` as read when
+    ray is imported, so this must run before anything imports ray; a value the
+    user set wins.
+    """
+    import os
+
+    if "ray" not in sys.modules:
+        os.environ.setdefault("RAY_LOGGER_LEVEL", "error")
+
+
 def _report(error: Exception, verbose: bool) -> int:
     from ..errors import VerlRewardsError
 
     if verbose:
         import traceback
 
+        from ..frames import format_frames, parse_location
+
         traceback.print_exception(error, file=sys.stderr)
+        frame = parse_location(str(error))
+        if frame is not None:  # the reward's own line, which ran in another frame or process
+            print("in the reward's code:", *format_frames([frame]), sep="\n", file=sys.stderr)
     message = " ".join(str(error).split())  # one line, even for a YAML parser's message
     if isinstance(error, VerlRewardsError):
         print(f"{PROG}: error: {message}", file=sys.stderr)

@@ -37,7 +37,40 @@ def names_for(name: str) -> Names:
     if keyword.iskeyword(package) or package in sys.stdlib_module_names:
         raise UsageError(f"invalid plugin name {name!r}: its package {package!r} would shadow "
                          f"Python's own {'keyword' if keyword.iskeyword(package) else 'module'}")
-    return Names(plugin=name, dist=package.replace("_", "-"), package=package)
+    names = Names(plugin=name, dist=package.replace("_", "-"), package=package)
+    _refuse_installed(name, names)
+    return names
+
+
+def _refuse_installed(name: str, names: Names) -> None:
+    """Refuse a name whose distribution or import package is already installed here:
+    installing the new package would replace it (``new ray``, ``new verl_rewards``)."""
+    import importlib.metadata
+    import importlib.util
+
+    try:
+        dist = importlib.metadata.distribution(names.dist)
+    except importlib.metadata.PackageNotFoundError:
+        dist = None
+    if dist is not None:
+        raise UsageError(f"invalid plugin name {name!r}: distribution {dist.metadata['Name']} "
+                         f"{dist.version} is installed here and installing the new package "
+                         f"would replace it; choose another name, e.g. {names.package}_reward")
+    try:
+        spec = importlib.util.find_spec(names.package)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin not in (None, "namespace"):  # a directory is no clash
+        raise UsageError(f"invalid plugin name {name!r}: module {names.package!r} is already "
+                         f"importable here ({spec.origin}) and the new package would shadow it; "
+                         f"choose another name, e.g. {names.package}_reward")
+
+
+def taken_by(name: str) -> list[str]:
+    """Display names of installed plugins already called ``name`` (no plugin is imported)."""
+    from ..discovery import find_plugins
+
+    return [r.display_name for r in find_plugins() if r.name == name]
 
 
 def render(names: Names, requirement: str) -> dict[str, str]:

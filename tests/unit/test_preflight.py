@@ -1,0 +1,82 @@
+"""reward.kwargs are checked against the reward's signature where the config is read."""
+
+from __future__ import annotations
+
+import pytest
+
+from verl_rewards import Scorer
+from verl_rewards.cli.main import main
+from verl_rewards.errors import PluginLoadError, RewardKwargsError
+from verl_rewards.preflight import preflight
+from verl_rewards.reference import RewardRef
+
+REWARD = """
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, strict=False,
+                  *, scale=1.0):
+    return float(solution_str == ground_truth) * scale
+
+class Judge:
+    def __init__(self, url, weight=1.0):
+        self.url = url
+
+    def __call__(self, data_source, solution_str, ground_truth, extra_info=None):
+        return 1.0
+
+def anything(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    return 1.0
+"""
+
+
+def test_an_unknown_kwarg_is_a_config_error_listing_the_accepted_keys(reward_file):
+    path = reward_file(REWARD)
+    with pytest.raises(RewardKwargsError) as raised:
+        Scorer.from_config({"path": str(path), "kwargs": {"foo": 1, "strict": True}})
+    assert str(raised.value) == (
+        f"reward.kwargs 'foo' not accepted by reward compute_score (file {path}, sha256 "
+        f"{RewardRef.from_file(path).short_hash}); it accepts: strict, scale")
+
+
+def test_a_class_reward_is_checked_against_its_constructor_without_building_it(reward_file):
+    path = reward_file(REWARD)
+    preflight(RewardRef.from_file(path, "Judge", {"url": "http://x"}))
+    with pytest.raises(RewardKwargsError, match="'urll' not accepted .* it accepts: url, weight"):
+        preflight(RewardRef.from_file(path, "Judge", {"urll": "http://x"}))
+
+
+def test_a_reward_taking_var_kwargs_accepts_any_key(reward_file):
+    preflight(RewardRef.from_file(reward_file(REWARD), "anything", {"whatever": 1}))
+
+
+def test_a_composite_names_the_component_whose_kwargs_are_wrong(reward_file):
+    path = reward_file(REWARD)
+    rewards = {"a": {"path": str(path), "weight": 1.0},
+               "b": {"path": str(path), "weight": 1.0, "kwargs": {"nope": 1}}}
+    with pytest.raises(RewardKwargsError, match=r"^reward.rewards.b.kwargs 'nope' not accepted"):
+        Scorer.from_config({"rewards": rewards})
+
+
+def test_a_plugin_that_raises_on_import_fails_before_any_worker(make_dist):
+    make_dist("raising-rewards", "0.1", {"raising": "plug_raising:f"},
+              {"plug_raising.py": "raise RuntimeError('no API key at import')\n"})
+    with pytest.raises(PluginLoadError, match="importing plug_raising failed: RuntimeError: "
+                                              "no API key at import"):
+        Scorer.from_config({"plugin": "raising", "executor": "ray"})
+
+
+def test_a_plugin_missing_a_module_here_is_left_to_the_workers(broken_dist):
+    # `import numpyy_not_installed`: the workers' environment may have it.
+    scorer = Scorer.from_config({"plugin": "broken", "executor": "local"})
+    assert scorer.ref.name == "broken"
+
+
+def test_the_cli_exits_2_once_with_the_accepted_keys_before_ray_starts(tmp_path, capsys):
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"data_source": "d", "solution_str": "1", "ground_truth": "1"}\n')
+    code = main(["score", "-i", str(source), "-o", str(tmp_path / "out.jsonl"),
+                 "reward.plugin=exact_match", "reward.kwargs.foo=1"])  # executor: ray
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("verl-rewards: error: reward.kwargs 'foo' not accepted by reward "
+                          "exact_match (verl-rewards-testkit ")
+    assert err.count("not accepted") == 1 and "it accepts: " in err
+    assert not (tmp_path / "out.jsonl").exists()

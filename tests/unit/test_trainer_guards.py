@@ -1,0 +1,112 @@
+"""trainer.main refuses bad data, a used output directory, and config mistakes (exit 2),
+before any model is built."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trainer.main import main, split_config_option
+from trainer.settings import DEFAULT_CONFIG, TrainerConfigError
+
+LOCAL = ["reward.executor=local", "trainer.total_steps=1"]
+
+
+def _err(capsys: pytest.CaptureFixture[str]) -> str:
+    return capsys.readouterr().err.strip().removeprefix("trainer: ")
+
+
+def _data(tmp_path: Path, *rows: dict) -> Path:
+    path = tmp_path / "prompts.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_a_row_without_ground_truth_exits_2_naming_file_and_line(tmp_path, capsys):
+    data = _data(tmp_path, {"prompt": "1:", "ground_truth": "1"}, {"prompt": "2:"})
+    out = tmp_path / "run"
+    assert main([*LOCAL, f"data.path={data}", f"trainer.output_dir={out}"]) == 2
+    assert _err(capsys).startswith(
+        f"config error: {data}, line 2: missing required field ground_truth")
+    assert not out.exists()
+
+
+def test_a_utf8_bom_in_the_prompt_file_is_accepted(tmp_path):
+    from trainer.data import load_prompts
+
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"prompt": "1:", "ground_truth": "1"}).encode())
+    assert [r.prompt for r in load_prompts(path)] == ["1:"]
+
+
+def test_an_output_dir_holding_a_run_is_refused_unless_told(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "metrics.jsonl").write_text('{"step": 1, "reward_mean": 0.5}\n')
+    assert main([*LOCAL, f"trainer.output_dir={out}"]) == 2
+    assert _err(capsys) == (
+        f"config error: trainer.output_dir {out} already holds a run (metrics.jsonl or "
+        f"checkpoint/); set trainer.overwrite=true to replace it, trainer.resume=true to "
+        f"continue it, or choose another trainer.output_dir")
+    assert (out / "metrics.jsonl").read_text() == '{"step": 1, "reward_mean": 0.5}\n'
+
+
+def test_resume_without_a_checkpoint_is_refused(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*LOCAL, f"trainer.output_dir={out}", "trainer.resume=true"]) == 2
+    assert _err(capsys).startswith(f"config error: trainer.resume=true but {out} holds no "
+                                   "checkpoint to resume from")
+
+
+def test_overwrite_and_resume_together_are_refused(tmp_path, capsys):
+    assert main([*LOCAL, f"trainer.output_dir={tmp_path}", "trainer.resume=true",
+                 "trainer.overwrite=true"]) == 2
+    assert "set at most one of trainer.overwrite and trainer.resume" in _err(capsys)
+
+
+def test_a_config_file_replaces_the_defaults_and_overrides_still_apply(tmp_path, capsys):
+    config = tmp_path / "mine.yaml"
+    config.write_text("trainer:\n  total_steps: 7\nreward:\n  plugin: copy_digits\n")
+    assert split_config_option(["-c", str(config), "trainer.seed=3"]) == (config, ["trainer.seed=3"])
+    assert split_config_option([f"--config={config}"]) == (config, [])
+    assert split_config_option(["trainer.seed=3"]) == (DEFAULT_CONFIG, ["trainer.seed=3"])
+    with pytest.raises(TrainerConfigError, match="-c needs a FILE.yaml"):
+        split_config_option(["-c"])
+    out = tmp_path / "run"
+    (out / "checkpoint").mkdir(parents=True)  # stop before training: the config is what we test
+    assert main(["-c", str(config), f"trainer.output_dir={out}", "reward.executor=local"]) == 2
+    assert "already holds a run" in _err(capsys)
+
+
+def test_a_yaml_error_names_the_config_file(tmp_path, capsys):
+    config = tmp_path / "bad.yaml"
+    config.write_text("trainer: [total_steps: \n  - : :\n")
+    assert main(["--config", str(config)]) == 2
+    assert _err(capsys).startswith(f"config error: cannot parse config file {config}: ")
+
+
+def test_a_top_level_typo_in_the_file_suggests_the_section(tmp_path, capsys):
+    config = tmp_path / "typo.yaml"
+    config.write_text("rewards:\n  plugin: copy_digits\n")
+    assert main(["-c", str(config)]) == 2
+    assert _err(capsys) == (f"config error: config file {config}: unknown key 'rewards'. Did you "
+                            "mean 'reward'? Valid keys: model, data, rollout, algo, trainer, "
+                            "reward.")
+
+
+def test_a_misspelt_key_gets_the_closest_key_not_a_class_name(capsys):
+    assert main(["trainer.total_step=3"]) == 2
+    err = _err(capsys)
+    assert err.startswith("config error: unknown key 'trainer.total_step'. Did you mean "
+                          "'trainer.total_steps'?")
+    assert "LoopConfig" not in err
+
+
+def test_reward_kwargs_the_plugin_does_not_take_exit_2_before_training(tmp_path, capsys):
+    assert main([*LOCAL, f"trainer.output_dir={tmp_path / 'run'}", "reward.kwargs.foo=1"]) == 2
+    err = _err(capsys)
+    assert err.startswith("reward config error: reward.kwargs 'foo' not accepted by reward "
+                          "copy_digits (verl-rewards-toy ")
+    assert err.count("not accepted") == 1
