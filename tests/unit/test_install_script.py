@@ -16,10 +16,19 @@ def _commands(*args: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-def test_the_demo_install_links_every_plugin_and_leaves_out_the_test_plugins():
-    *_, torch, project = _commands()
-    assert torch == "pip install --quiet torch==2.13.0"  # pinned, before anything pulls one
+def _project_args(commands: list[str]) -> list[str]:
+    """The editable install's arguments, without the torch pin repeated at its end."""
+    (project,) = [c for c in commands if " -e .[" in c]
     args = project.split()[3:]
+    assert args[-1] == "torch==2.13.0"  # no peer may move torch
+    return args[:-1]
+
+
+def test_the_demo_install_links_every_plugin_and_leaves_out_the_test_plugins():
+    commands = _commands()
+    torch = commands[commands.index(next(c for c in commands if " -e .[" in c)) - 1]
+    assert torch == "pip install --quiet torch==2.13.0"  # pinned, before anything pulls one
+    args = _project_args(commands)
     assert args[:2] == ["-e", ".[trainer,dev]"]
     linked = args[3::2]
     assert all(flag == "-e" for flag in args[::2])
@@ -29,9 +38,12 @@ def test_the_demo_install_links_every_plugin_and_leaves_out_the_test_plugins():
 
 
 def test_the_test_install_adds_test_tools_peers_and_test_plugins():
-    project = _commands("--test")[-1].split()[3:]
+    commands = _commands("--test")
+    project = _project_args(commands)
     assert project[:2] == ["-e", ".[trainer,dev,test,peers]"]
     assert project[-2:] == ["-e", "./tests/fixtures/testkit"]
+    # OpenRLHF's loader and parser, without its GPU stack
+    assert "pip install --quiet --no-deps openrlhf==0.11.2" in commands
 
 
 def test_an_unknown_option_exits_2():
