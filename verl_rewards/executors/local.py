@@ -16,7 +16,7 @@ class LocalExecutor:
 
     def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
         self._spec = spec
-        self._limits = Limits(config.timeout_s, config.max_concurrency)
+        self._limits = Limits(config.timeout_s, config.max_concurrency, config.max_batch_size)
         self._loaded: LoadedSpec | None = None
 
     def start(self) -> None:

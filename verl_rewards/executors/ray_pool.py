@@ -123,7 +123,7 @@ class RayExecutor:
         self._spec = spec
         self._name = spec.display_name
         self._config = config
-        self._limits = Limits(config.timeout_s, config.max_concurrency)
+        self._limits = Limits(config.timeout_s, config.max_concurrency, config.max_batch_size)
         self._slots: list[_Slot] = []
         self._started_ray = False
         self._actor_cls: Any = None
