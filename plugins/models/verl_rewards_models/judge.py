@@ -175,7 +175,8 @@ class LLMJudge:
         retry_after = _retry_after_s(error)
         if retry_after is not None:
             return min(retry_after, _MAX_BACKOFF_S)
-        return min(_MAX_BACKOFF_S, self.retry_backoff_s * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+        delay: float = self.retry_backoff_s * 2.0 ** (attempt - 1)
+        return min(_MAX_BACKOFF_S, delay) * random.uniform(0.5, 1.0)
 
 
 def _retry_after_s(error: Exception | None) -> float | None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
+
+from .prompts import prompt_text
 
 FIELDS = frozenset({"prompt", "response", "ground_truth"})
 
@@ -19,6 +21,9 @@ DEFAULT_TEMPLATE = (
 )
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)")
+
+
+__all__ = ["DEFAULT_TEMPLATE", "JudgeReplyError", "check_template", "parse_score", "prompt_text", "render"]
 
 
 class JudgeReplyError(ValueError):
@@ -38,17 +43,6 @@ def check_template(template: str) -> str:
             f"it may only use {{prompt}}, {{response}} and {{ground_truth}}"
         )
     return template
-
-
-def prompt_text(prompt: str | Sequence[Mapping[str, Any]] | None) -> str:
-    """A sample's prompt as text: chat messages become ``role: content`` lines."""
-    if prompt is None:
-        return ""
-    if isinstance(prompt, str):
-        return prompt
-    if len(prompt) == 1:
-        return str(prompt[0]["content"])
-    return "\n".join(f"{m['role']}: {m['content']}" for m in prompt)
 
 
 def render(template: str, prompt: Any, response: str, ground_truth: Any) -> str:
