@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import linecache
+import logging
 import sys
 import threading
 import types
@@ -55,6 +56,8 @@ class LoadedReward(NamedTuple):
         return _sample_adapter(self)
 
 
+log = logging.getLogger(__name__)
+
 _cache: dict[str, LoadedReward] = {}
 _cache_lock = threading.Lock()
 
@@ -71,6 +74,23 @@ def resolve(ref: RewardRef) -> LoadedReward:
             loaded = _load(ref)
             _cache[key] = loaded
     return loaded
+
+
+def release(*refs: RewardRef) -> None:
+    """Forget ``refs``' resolved rewards in this process and close class instances
+    that have a ``close()`` (a model, a client): called when a pool stops.
+
+    A failing ``close()`` is logged, naming the plugin; it never raises.
+    """
+    for ref in refs:
+        with _cache_lock:
+            loaded = _cache.pop(ref.cache_key, None)
+        close = getattr(loaded.call, "close", None) if loaded is not None and loaded.is_class else None
+        if callable(close):
+            try:
+                close()
+            except Exception as e:  # noqa: BLE001 - closing must not fail the shutdown
+                log.warning("closing reward %s failed: %s: %s", ref.display_name, type(e).__name__, e)
 
 
 def import_target(ref: RewardRef) -> object:

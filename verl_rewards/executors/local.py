@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..compose import LoadedSpec, RewardSpec, resolve_spec, score_spec
+from ..compose import CompositeRef, LoadedSpec, RewardSpec, resolve_spec, score_spec
 from ..config import RewardConfig
 from ..samples import Sample
 from ..scoring import Limits, Outcome
@@ -29,5 +29,8 @@ class LocalExecutor:
         return score_spec(loaded, samples, self._limits, stop_on_error), {}
 
     def close(self) -> None:
-        """Nothing to release: the resolved reward stays cached for this process."""
+        """Close class rewards (their ``close()``) and forget them in this process."""
+        from ..resolve import release
+
         self._loaded = None
+        release(*(self._spec.refs if isinstance(self._spec, CompositeRef) else (self._spec,)))
