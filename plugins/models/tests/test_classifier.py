@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,8 +93,7 @@ def test_a_model_with_several_labels_is_refused(tmp_path: Path) -> None:
         HFRewardModel(str(path))
 
 
-def test_a_model_id_missing_from_the_local_cache_fails_at_start_without_downloading(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+def test_a_model_id_missing_from_the_local_cache_fails_at_start_without_downloading() -> None:
     scorer = Scorer.from_config({"plugin": "hf_reward_model", "executor": "local",
                                  "kwargs": {"model_path": "nobody/no-such-reward-model"}})
     with pytest.raises(PluginLoadError, match=r"hf_reward_model \(verl-rewards-models 0\.1\.0\).*HFRewardModel"):
@@ -107,3 +109,27 @@ def test_scored_by_config_alone_with_prompts_from_the_rows(tiny: Path) -> None:
         result = scorer.score(rows)
     assert result.errors == [None] * 4
     assert result.scores == pytest.approx(_score(HFRewardModel(str(tiny)), RESPONSES, PROMPTS), abs=1e-5)
+
+
+def test_a_model_id_is_resolved_through_the_users_own_cache(tiny: Path, tmp_path: Path) -> None:
+    # The Hugging Face cache layout: models--ORG--NAME/{refs/main, snapshots/COMMIT/...}
+    repo = tmp_path / "hub" / "models--acme--tiny-rm"
+    snapshot = repo / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)
+    for file in tiny.iterdir():
+        (snapshot / file.name).write_bytes(file.read_bytes())
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0" * 40)
+    script = (
+        "import json, sys\n"
+        "from verl_rewards_models.classifier import HFRewardModel\n"
+        "rm = HFRewardModel(sys.argv[1])\n"
+        "print(json.dumps(rm(['d'], ['4'], [''], [None], ['2+2?'])))\n"
+    )
+    # The cache location is read when huggingface_hub is imported: set it for a fresh process.
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", script, "acme/tiny-rm"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    by_id = json.loads(done.stdout.strip().splitlines()[-1])
+    assert by_id == pytest.approx(_score(HFRewardModel(str(tiny)), ["4"], ["2+2?"]), abs=1e-6)
