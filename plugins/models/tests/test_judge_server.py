@@ -77,10 +77,10 @@ def test_a_429_storm_is_retried_within_the_requests_per_minute_limit(chat_server
     stamps = [t for t, _ in chat_server.requests]
     assert len(stamps) == 18
     # 5 a second with a burst of 5: any window of w seconds holds at most 5 + 5 w
-    # requests (+1 for the jitter between leaving the limiter and reaching the server).
+    # requests (+2 for jitter between leaving the limiter and being recorded by the server).
     for i, first in enumerate(stamps):
         for j in range(i, len(stamps)):
-            assert j - i + 1 <= 5 + 5 * (stamps[j] - first) + 1, (i, j, stamps)
+            assert j - i + 1 <= 5 + 5 * (stamps[j] - first) + 2, (i, j, stamps)
     assert elapsed >= (18 - 5) / 5 - 0.2
 
 
@@ -101,7 +101,7 @@ def test_a_reply_slower_than_request_timeout_is_retried_then_failed(chat_server)
     started = time.monotonic()
     result = _score(_config(chat_server.base_url, request_timeout_s=0.3, max_retries=1),
                     _rows("slow=1.5 score=1", "score=2"))
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 8
     assert result.scores[1] == pytest.approx(0.2)
     assert "after 2 attempt(s): APITimeoutError" in result.errors[0]
 

@@ -23,15 +23,15 @@ async def _times(limiter: RateLimiter, n: int, tokens: int = 1) -> list[float]:
 
 def test_requests_beyond_the_burst_wait_for_the_refill() -> None:
     stamps = asyncio.run(_times(RateLimiter(rpm=600), 15))  # 10 per second, burst 10
-    assert max(stamps[:10]) < 0.2
-    assert stamps[14] == pytest.approx(0.5, abs=0.2)  # the 5 beyond the burst take 0.5 s
+    assert max(stamps[:10]) < 0.4
+    assert 0.45 <= stamps[14] < 1.5  # the 5 beyond the burst wait for 0.5 s of refill
 
 
 def test_tokens_per_minute_throttle_large_requests() -> None:
     stamps = asyncio.run(_times(RateLimiter(tpm=6000), 3, tokens=100))  # 100 tokens/s
-    assert stamps[0] < 0.1
-    assert stamps[1] == pytest.approx(1.0, abs=0.25)
-    assert stamps[2] == pytest.approx(2.0, abs=0.3)
+    assert stamps[0] < 0.4
+    assert 0.95 <= stamps[1] < 2.0
+    assert 1.95 <= stamps[2] < 3.0
 
 
 def test_settling_with_the_real_usage_refunds_or_charges_tokens() -> None:
