@@ -161,8 +161,11 @@ class RayExecutor:
         """Close class rewards on each actor (bounded wait), kill the actors; shut
         Ray down only if this executor started it."""
         if self._slots:
-            ray.wait([s.actor.shutdown.remote() for s in self._slots], num_returns=len(self._slots),
-                     timeout=_CLOSE_TIMEOUT_S)
+            try:
+                ray.wait([s.actor.shutdown.remote() for s in self._slots], num_returns=len(self._slots),
+                         timeout=_CLOSE_TIMEOUT_S)
+            except Exception as e:  # Ray already gone: nothing left to close
+                log.debug("closing rewards on the workers of %s: %s", self._name, e)
         for slot in self._slots:
             _kill(slot.actor)
         self._slots = []
