@@ -30,6 +30,7 @@ def build_samples(rollout: Rollout) -> list[dict[str, Any]]:
             "data_source": record.data_source,
             "solution_str": text,
             "ground_truth": record.ground_truth,
+            "prompt": record.prompt,  # the text the response was generated from
             "extra_info": {
                 **record.extra_info,
                 "prompt_index": record.row,

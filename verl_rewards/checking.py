@@ -121,7 +121,7 @@ def run_example(loaded: LoadedReward, example: Example, number: int = 1) -> str 
             return f"{label}: cannot bind kwargs {dict(example.kwargs)}: {_load_problem(loaded.display_name, e)}"
     timeout = loaded.meta.timeout_s or EXAMPLE_TIMEOUT_S
     sample = Sample(example.data_source, example.solution_str, example.ground_truth,
-                    example.extra_info)
+                    example.extra_info, example.prompt)
     outcome = score_samples(loaded, [sample], Limits(timeout_s=timeout))[0]
     if outcome.status != "ok":
         return f"{label}: {outcome.error or outcome.status}"

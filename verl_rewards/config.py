@@ -60,6 +60,9 @@ class RewardConfig:
     chunk_size: int | None = None
     max_sample_crashes: int = 2
     worker_num_cpus: float = 1.0
+    worker_num_gpus: float | None = None  # None: the plugin's @reward(num_gpus=...), else 0
+    worker_resources: Mapping[str, float] = field(default_factory=dict)  # custom Ray resources per worker
+    max_batch_size: int | None = None  # None: the plugin's @reward(max_batch_size=...), else the chunk
     ray_address: str | None = None
     ship_package: bool = False
     rewards: Mapping[str, ComponentConfig] | None = None  # component name -> config
@@ -297,12 +300,35 @@ def _validated(cfg: RewardConfig) -> RewardConfig:
         _check_int("chunk_size", cfg.chunk_size, minimum=1)
     _check_timeout(cfg.timeout_s)
     _check_number("error_score", cfg.error_score)
+    _check_worker_hardware(cfg)
     _check_str("ray_address", cfg.ray_address, optional=True)
     if not isinstance(cfg.ship_package, bool):
         raise ConfigError(f"reward.ship_package must be true or false, not {cfg.ship_package!r}")
     if cfg.rewards is not None and cfg.kwargs:
         raise ConfigError("reward.kwargs applies to a single reward; with reward.rewards set kwargs per reward")
     return cfg
+
+
+def _check_worker_hardware(cfg: RewardConfig) -> None:
+    """GPUs (fractional allowed), custom Ray resources and the batch-call size."""
+    if cfg.worker_num_gpus is not None:
+        _check_number("worker_num_gpus", cfg.worker_num_gpus)
+        if cfg.worker_num_gpus < 0:
+            raise ConfigError(f"reward.worker_num_gpus must be >= 0, not {cfg.worker_num_gpus!r}")
+    if not isinstance(cfg.worker_resources, Mapping):
+        raise ConfigError(
+            f"reward.worker_resources must be a mapping of Ray resource name -> amount, "
+            f"not {cfg.worker_resources!r}"
+        )
+    reserved = {"CPU": "reward.worker_num_cpus", "GPU": "reward.worker_num_gpus"}
+    for name, amount in cfg.worker_resources.items():
+        if name in reserved:
+            raise ConfigError(f"reward.worker_resources cannot set {name!r}; use {reserved[name]}")
+        _check_number(f"worker_resources.{name}", amount)
+        if amount < 0:
+            raise ConfigError(f"reward.worker_resources.{name} must be >= 0, not {amount!r}")
+    if cfg.max_batch_size is not None:
+        _check_int("max_batch_size", cfg.max_batch_size, minimum=1)
 
 
 def _check_str(key: str, value: object, optional: bool = False) -> None:

@@ -42,8 +42,9 @@ def limits_for(config: RewardConfig) -> Limits:
     """The limits a config sets. The timeout rule: ``reward.timeout_s`` when set,
     else each reward's declared ``@reward(timeout_s=...)``, else 30 s."""
     if config.timeout_s == AUTO:
-        return Limits(DEFAULT_TIMEOUT_S, config.max_concurrency, use_declared=True)
-    return Limits(config.timeout_s, config.max_concurrency)
+        return Limits(DEFAULT_TIMEOUT_S, config.max_concurrency, config.max_batch_size,
+                      use_declared=True)
+    return Limits(config.timeout_s, config.max_concurrency, config.max_batch_size)
 
 
 def resolve_spec(spec: RewardSpec) -> LoadedSpec:

@@ -29,6 +29,7 @@ class Example:
     extra_info: Mapping[str, Any] | None = None
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     tolerance: float = 1e-6
+    prompt: Any = None  # text or chat messages, for rewards that read the prompt
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class RewardMeta:
     timeout_s: float | None = None
     examples: tuple[Example, ...] = ()
     tags: tuple[str, ...] = ()
+    num_gpus: float | None = None  # default for reward.worker_num_gpus
+    max_batch_size: int | None = None  # default for reward.max_batch_size (batch rewards)
 
 
 def reward(
@@ -51,11 +54,16 @@ def reward(
     timeout_s: float | None = None,
     examples: Sequence[Example | Mapping[str, Any]] = (),
     tags: Sequence[str] = (),
+    num_gpus: float | None = None,
+    max_batch_size: int | None = None,
 ) -> Callable[[_T], _T]:
     """Attach metadata to a reward function or class, returning it unchanged.
 
     ``shape`` overrides classification ("sample" or "batch") when a
     signature is ambiguous; ``examples`` are run by ``verl-rewards check``.
+    ``num_gpus`` (fractional allowed) and ``max_batch_size`` (the most samples
+    one batch call receives) are defaults that ``reward.worker_num_gpus`` and
+    ``reward.max_batch_size`` override.
 
     >>> @reward(description="1 if exact match", examples=[
     ...     {"solution_str": "42", "ground_truth": "42", "expected": 1.0}])
@@ -64,6 +72,10 @@ def reward(
     """
     if shape not in (None, "sample", "batch"):
         raise ValueError(f"shape must be 'sample', 'batch' or None, not {shape!r}")
+    if num_gpus is not None and not num_gpus >= 0:
+        raise ValueError(f"num_gpus must be >= 0, not {num_gpus!r}")
+    if max_batch_size is not None and (not isinstance(max_batch_size, int) or max_batch_size < 1):
+        raise ValueError(f"max_batch_size must be a positive integer, not {max_batch_size!r}")
     meta = RewardMeta(
         description=description,
         data_sources=tuple(data_sources),
@@ -71,6 +83,8 @@ def reward(
         timeout_s=timeout_s,
         examples=tuple(_as_example(e) for e in examples),
         tags=tuple(tags),
+        num_gpus=num_gpus,
+        max_batch_size=max_batch_size,
     )
 
     def attach(target: _T) -> _T:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import linecache
+import logging
 import sys
 import threading
 import types
@@ -26,6 +27,8 @@ RewardFn = Callable[..., Any]
 
 SAMPLE_PARAMS = ("data_source", "solution_str", "ground_truth", "extra_info")
 BATCH_PARAMS = ("data_sources", "solution_strs", "ground_truths", "extra_infos")
+# Passed only to a target whose signature names it (never through **kwargs).
+PROMPT_PARAM = {"sample": "prompt", "batch": "prompts"}
 
 
 class LoadedReward(NamedTuple):
@@ -42,14 +45,18 @@ class LoadedReward(NamedTuple):
     call_kwargs: Mapping[str, Any]  # bound on every call (empty for a class)
     meta: RewardMeta
     display_name: str
-    # The four fields (lists of them for a batch reward) -> the reward's return value.
-    invoke: Callable[[Any, Any, Any, Any], Any]
+    # The four fields and the prompt (lists of them for a batch reward) -> the
+    # reward's return value; the prompt is optional and reaches only a target that asks.
+    invoke: Callable[..., Any]
+    prompt_param: str | None = None  # "prompt" / "prompts" when the target takes it
 
     @property
     def sample_fn(self) -> RewardFn:
         """A plain verl-signature callable over this reward, whatever its shape."""
         return _sample_adapter(self)
 
+
+log = logging.getLogger(__name__)
 
 _cache: dict[str, LoadedReward] = {}
 _cache_lock = threading.Lock()
@@ -67,6 +74,23 @@ def resolve(ref: RewardRef) -> LoadedReward:
             loaded = _load(ref)
             _cache[key] = loaded
     return loaded
+
+
+def release(*refs: RewardRef) -> None:
+    """Forget ``refs``' resolved rewards in this process and close class instances
+    that have a ``close()`` (a model, a client): called when a pool stops.
+
+    A failing ``close()`` is logged, naming the plugin; it never raises.
+    """
+    for ref in refs:
+        with _cache_lock:
+            loaded = _cache.pop(ref.cache_key, None)
+        close = getattr(loaded.call, "close", None) if loaded is not None and loaded.is_class else None
+        if callable(close):
+            try:
+                close()
+            except Exception as e:  # noqa: BLE001 - closing must not fail the shutdown
+                log.warning("closing reward %s failed: %s: %s", ref.display_name, type(e).__name__, e)
 
 
 def import_target(ref: RewardRef) -> object:
@@ -106,32 +130,53 @@ def classify(ref: RewardRef, target: object) -> LoadedReward:
     signature = _signature(ref, call)
     shape = meta.shape or _shape_of(signature)
     names = SAMPLE_PARAMS if shape == "sample" else BATCH_PARAMS
-    named, pass_extra = _call_plan(ref, signature, names, call_kwargs)
+    prompt_param = PROMPT_PARAM[shape] if PROMPT_PARAM[shape] in signature.parameters else None
+    named, pass_extra = _call_plan(ref, signature, names, call_kwargs, prompt_param)
     # verl's names as the leading parameters: positional passing is the same call, faster.
     by_keyword = named and not _leading_params(signature, names if pass_extra else names[:3])
     return LoadedReward(
         ref=ref, target=target, call=call, shape=shape, is_async=_is_async(call),
         is_class=is_class, by_keyword=by_keyword, pass_extra_info=pass_extra,
         call_kwargs=dict(call_kwargs), meta=meta, display_name=ref.display_name,
-        invoke=_invoker(call, names, by_keyword, pass_extra, dict(call_kwargs)),
+        invoke=_invoker(call, names, by_keyword, pass_extra, dict(call_kwargs), prompt_param),
+        prompt_param=prompt_param,
     )
 
 
 def _invoker(
     call: RewardFn, names: tuple[str, ...], by_keyword: bool, pass_extra: bool,
-    kwargs: dict[str, Any],
-) -> Callable[[Any, Any, Any, Any], Any]:
-    """The cheapest call that passes the four fields the way the target expects."""
+    kwargs: dict[str, Any], prompt_param: str | None = None,
+) -> Callable[..., Any]:
+    """The cheapest call that passes the fields the way the target expects.
+
+    The returned callable takes ``(data_source, solution_str, ground_truth,
+    extra_info, prompt=None)``; the prompt reaches only a target that names it.
+    """
+    if prompt_param is not None:
+        return _prompt_invoker(call, names, by_keyword, pass_extra, kwargs, prompt_param)
     if by_keyword:
         kept = names if pass_extra else names[:3]
-        return lambda a, b, c, d: call(**dict(zip(kept, (a, b, c, d))), **kwargs)
+        return lambda a, b, c, d, p=None: call(**dict(zip(kept, (a, b, c, d))), **kwargs)
     if pass_extra:
         if kwargs:
-            return lambda a, b, c, d: call(a, b, c, d, **kwargs)
-        return call
+            return lambda a, b, c, d, p=None: call(a, b, c, d, **kwargs)
+        return lambda a, b, c, d, p=None: call(a, b, c, d)
     if kwargs:
-        return lambda a, b, c, d: call(a, b, c, **kwargs)
-    return lambda a, b, c, d: call(a, b, c)
+        return lambda a, b, c, d, p=None: call(a, b, c, **kwargs)
+    return lambda a, b, c, d, p=None: call(a, b, c)
+
+
+def _prompt_invoker(
+    call: RewardFn, names: tuple[str, ...], by_keyword: bool, pass_extra: bool,
+    kwargs: dict[str, Any], prompt_param: str,
+) -> Callable[..., Any]:
+    if by_keyword:
+        kept = names if pass_extra else names[:3]
+        return lambda a, b, c, d, p=None: call(
+            **dict(zip(kept, (a, b, c, d))), **{prompt_param: p}, **kwargs)
+    if pass_extra:
+        return lambda a, b, c, d, p=None: call(a, b, c, d, **{prompt_param: p}, **kwargs)
+    return lambda a, b, c, d, p=None: call(a, b, c, **{prompt_param: p}, **kwargs)
 
 
 def _leading_params(signature: inspect.Signature, names: tuple[str, ...]) -> bool:
@@ -216,19 +261,22 @@ def _shape_of(signature: inspect.Signature) -> Shape:
 
 def _call_plan(
     ref: RewardRef, signature: inspect.Signature, names: tuple[str, ...],
-    call_kwargs: Mapping[str, Any],
+    call_kwargs: Mapping[str, Any], prompt_param: str | None = None,
 ) -> tuple[bool, bool]:
     params = signature.parameters
     has_var_kw = any(p.kind is p.VAR_KEYWORD for p in params.values())
     by_keyword = all(n in params for n in names[:3])
-    pass_extra = names[3] in params or has_var_kw or (not by_keyword and _positional_room(params))
+    # A positional slot named for the prompt is not room for extra_info.
+    room = {k: v for k, v in params.items() if k != prompt_param}
+    pass_extra = names[3] in params or has_var_kw or (not by_keyword and _positional_room(room))
     dummy = [object()] * 4
+    prompt = {prompt_param: object()} if prompt_param else {}
     try:
         if by_keyword:
             fields = dict(zip(names if pass_extra else names[:3], dummy))
-            signature.bind(**fields, **call_kwargs)
+            signature.bind(**fields, **prompt, **call_kwargs)
         else:
-            signature.bind(*dummy[: 4 if pass_extra else 3], **call_kwargs)
+            signature.bind(*dummy[: 4 if pass_extra else 3], **prompt, **call_kwargs)
     except TypeError as e:
         expected = f"fn({', '.join(names[:3])}, {names[3]}=None, **kwargs)"
         raise PluginShapeError(
@@ -255,13 +303,13 @@ def _is_async(call: Any) -> bool:
 def _sample_adapter(loaded: LoadedReward) -> RewardFn:
     def compute_score(
         data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any = None,
-        **kwargs: Any,
+        *, prompt: Any = None, **kwargs: Any,
     ) -> Any:
         target = _with_call_kwargs(loaded, kwargs) if kwargs else loaded
         if target.shape == "batch":
-            value = target.invoke([data_source], [solution_str], [ground_truth], [extra_info])
+            value = target.invoke([data_source], [solution_str], [ground_truth], [extra_info], [prompt])
         else:
-            value = target.invoke(data_source, solution_str, ground_truth, extra_info)
+            value = target.invoke(data_source, solution_str, ground_truth, extra_info, prompt)
         if inspect.isawaitable(value):
             value = aio.run(_awaited(value))
         return value[0] if target.shape == "batch" else value
@@ -274,7 +322,8 @@ def _sample_adapter(loaded: LoadedReward) -> RewardFn:
 def _with_call_kwargs(loaded: LoadedReward, extra: Mapping[str, Any]) -> LoadedReward:
     kwargs = {**loaded.call_kwargs, **extra}
     names = SAMPLE_PARAMS if loaded.shape == "sample" else BATCH_PARAMS
-    invoke = _invoker(loaded.call, names, loaded.by_keyword, loaded.pass_extra_info, kwargs)
+    invoke = _invoker(loaded.call, names, loaded.by_keyword, loaded.pass_extra_info, kwargs,
+                      loaded.prompt_param)
     return loaded._replace(call_kwargs=kwargs, invoke=invoke)
 
 

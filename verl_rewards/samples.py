@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .errors import SampleError
 
 REQUIRED = ("data_source", "solution_str", "ground_truth")
+
+Prompt = str | Sequence[Mapping[str, Any]]  # text, or chat messages ({"role", "content"})
 
 
 class Sample(NamedTuple):
@@ -17,6 +19,9 @@ class Sample(NamedTuple):
     solution_str: str
     ground_truth: Any
     extra_info: Mapping[str, Any] | None = None
+    # What the response answers: text, or chat messages. Passed only to rewards
+    # whose signature names ``prompt`` (sample shape) or ``prompts`` (batch shape).
+    prompt: Prompt | None = None
 
 
 SampleLike = Sample | Mapping[str, Any]
@@ -49,10 +54,12 @@ def _as_sample(index: int, row: SampleLike) -> Sample:
     if type(row) is dict:  # fast path for the common case: a well-formed plain dict
         try:
             extra = row.get("extra_info")
-            sample = Sample(row["data_source"], row["solution_str"], row["ground_truth"], extra)
+            prompt = row.get("prompt")
+            sample = Sample(row["data_source"], row["solution_str"], row["ground_truth"], extra, prompt)
         except KeyError:
             sample = None
-        if sample is not None and type(sample.solution_str) is str and (extra is None or type(extra) is dict):
+        if (sample is not None and type(sample.solution_str) is str
+                and (extra is None or type(extra) is dict) and (prompt is None or type(prompt) is str)):
             return sample
     if isinstance(row, Sample):
         return row
@@ -66,4 +73,19 @@ def _as_sample(index: int, row: SampleLike) -> Sample:
     extra = row.get("extra_info")
     if extra is not None and not isinstance(extra, Mapping):
         raise SampleError(index, f"extra_info must be a mapping or null, not {type(extra).__name__}")
-    return Sample(row["data_source"], row["solution_str"], row["ground_truth"], extra)
+    return Sample(row["data_source"], row["solution_str"], row["ground_truth"], extra,
+                  _prompt(index, row.get("prompt")))
+
+
+def _prompt(index: int, prompt: Any) -> Prompt | None:
+    """A prompt as given (text or chat messages), or :class:`SampleError`."""
+    if prompt is None or isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, Sequence) and not isinstance(prompt, bytes) and all(
+        isinstance(m, Mapping) and "role" in m and "content" in m for m in prompt
+    ):
+        return [dict(m) for m in prompt]
+    raise SampleError(
+        index, f"prompt must be text, chat messages ([{{'role': ..., 'content': ...}}]) or null, "
+               f"not {type(prompt).__name__} {prompt!r:.80}"
+    )

@@ -38,6 +38,7 @@ class Limits(NamedTuple):
 
     timeout_s: float | None = DEFAULT_TIMEOUT_S
     max_concurrency: int = 32
+    max_batch_size: int | None = None  # a batch reward's calls; None: its @reward declaration
     use_declared: bool = False
 
     def for_reward(self, loaded: LoadedReward) -> Limits:
@@ -45,7 +46,7 @@ class Limits(NamedTuple):
         declared = loaded.meta.timeout_s
         if not self.use_declared or declared is None:
             return self
-        return Limits(declared, self.max_concurrency)
+        return self._replace(timeout_s=declared, use_declared=False)
 
 
 def score_samples(
@@ -64,7 +65,7 @@ def score_samples(
     span = 1 if loaded.shape == "sample" and not loaded.is_async else len(samples)
     progress.begin(first_index, _allowed_s(loaded, len(samples), limits), span)
     if loaded.shape == "batch":
-        outcomes = _score_batch(loaded, samples, limits, first_index, progress)
+        outcomes = _score_batches(loaded, samples, limits, first_index, progress)
     elif loaded.is_async:
         outcomes = aio.run(_score_async(loaded, samples, limits, first_index))
     else:
@@ -192,6 +193,22 @@ async def _score_async(
             return Outcome(score, extra, None, "ok")
 
     return list(await asyncio.gather(*(one(first_index + i, s) for i, s in enumerate(samples))))
+
+
+def _score_batches(
+    loaded: LoadedReward, samples: Sequence[Sample], limits: Limits, first_index: int,
+    progress: Progress,
+) -> list[Outcome]:
+    """Batch calls of at most ``max_batch_size`` samples (config, else the plugin's)."""
+    size = limits.max_batch_size or loaded.meta.max_batch_size
+    if size is None or size >= len(samples):
+        return _score_batch(loaded, samples, limits, first_index, progress)
+    outcomes: list[Outcome] = []
+    for start in range(0, len(samples), size):
+        part = samples[start : start + size]
+        progress.begin(first_index + start, _allowed_s(loaded, len(part), limits), len(part))
+        outcomes.extend(_score_batch(loaded, part, limits, first_index + start, progress))
+    return outcomes
 
 
 def _score_batch(

@@ -200,3 +200,23 @@ def test_hangs_crashes_raises_and_nan_fail_only_themselves(ray_session, tokenize
     assert "RuntimeError: the reward raised on purpose" in errors[4]
     assert errors[5].startswith("RewardValueError")
     assert elapsed < 45
+
+
+def test_the_prompt_reaches_a_reward_that_asks_for_it(ray_session, tokenizer_dir, tmp_path):
+    reward = tmp_path / "judge.py"
+    reward.write_text(
+        "def judge(data_source, solution_str, ground_truth, extra_info=None, prompt=None):\n"
+        "    return {'score': float(solution_str == ground_truth), 'prompt': prompt}\n")
+    run_batch.data = batch(tokenizer_dir, [("d", "42", "42"), ("d", "41", "42")])
+    with_raw = batch(tokenizer_dir, [("d", "7", "7")])
+    output, _ = score_with(verl_config(tokenizer_dir, [
+        *MANAGER, f"+reward.verl_rewards.path={reward}", "+reward.verl_rewards.name=judge",
+        "+reward.verl_rewards.executor=local"]))
+    assert list(output.non_tensor_batch["prompt"]) == ["hello", "hello"]  # decoded prompt ids
+    chat = [{"role": "user", "content": "say 7"}]
+    with_raw.non_tensor_batch["raw_prompt"] = np.array([chat], dtype=object)
+    run_batch.data = with_raw
+    output, _ = score_with(verl_config(tokenizer_dir, [
+        *MANAGER, f"+reward.verl_rewards.path={reward}", "+reward.verl_rewards.name=judge",
+        "+reward.verl_rewards.executor=local"]))
+    assert list(output.non_tensor_batch["prompt"]) == [chat]  # verl's raw chat messages

@@ -64,7 +64,7 @@ def test_show_json(capsys, testkit):
     assert info["shape"] == "sample, sync function"
     assert info["examples"][0] == {
         "solution_str": " 42 ", "ground_truth": "42", "expected": 1.0, "data_source": "",
-        "extra_info": None, "kwargs": {}, "tolerance": 1e-06}
+        "extra_info": None, "kwargs": {}, "tolerance": 1e-06, "prompt": None}
 
 
 def test_unknown_name_exits_2_with_close_matches(capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import importlib.util
 import logging
 
@@ -171,3 +172,14 @@ def test_the_plugin_is_resolved_once_in_the_real_module(reward_func, monkeypatch
         assert reward_func(["P1"], ["P"], ["1"])["rewards"].tolist() == [1.0]
     assert loads == []  # loaded once already, when OpenRLHF loaded the file
     assert len(real_module._settings._values) == 1
+
+
+def test_the_prompt_reaches_a_reward_that_asks_for_it(monkeypatch, reward_file):
+    path = reward_file('''
+        def judge(data_source, solution_str, ground_truth, extra_info=None, prompt=None):
+            return float(prompt == "Q:")
+    ''')
+    monkeypatch.setenv("VERL_REWARDS_CONFIG", json.dumps({"path": str(path), "name": "judge"}))
+    monkeypatch.delenv("VERL_REWARDS_PLUGIN", raising=False)
+    result = load_reward_file()(["Q: 7", "R: 7"], ["Q:", "R:"], ["7", "7"])
+    assert result["rewards"].tolist() == [1.0, 0.0]

@@ -230,3 +230,15 @@ def test_the_plugins_declared_timeout_applies_when_none_is_set(make_dist):
     began = time.monotonic()
     assert reward_func("slow", error_score=-1.0)(["a"], ["a"], ground_truth=["a"]) == [-1.0]
     assert time.monotonic() - began < 3
+
+
+def test_the_prompt_reaches_a_plugin_that_asks_for_it(reward_file):
+    path = reward_file('''
+        def judge(data_source, solution_str, ground_truth, extra_info=None, prompt=None):
+            return float(prompt in ("Q?", [{"role": "user", "content": "Q?"}]))
+    ''')
+    fn = reward_func(reward={"path": str(path), "name": "judge"})
+    assert fn(prompts=["Q?", "other"], completions=["a", "b"], ground_truth=["", ""]) == [1.0, 0.0]
+    chat = [[{"role": "user", "content": "Q?"}]]
+    assert fn(prompts=chat, completions=[[{"role": "assistant", "content": "a"}]],
+              ground_truth=[""]) == [1.0]

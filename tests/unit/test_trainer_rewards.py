@@ -39,9 +39,9 @@ def test_samples_carry_the_prompt_fields_and_response_lengths():
                       response_mask=torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]),
                       prompt_length=3, texts=["1", "111"], group_size=2)
     assert rewards.build_samples(rollout) == [
-        {"data_source": "toy", "solution_str": "1", "ground_truth": "12",
+        {"data_source": "toy", "solution_str": "1", "ground_truth": "12", "prompt": "12:",
          "extra_info": {"digits": 2, "prompt_index": 7, "sample_index": 0, "response_length": 2}},
-        {"data_source": "toy", "solution_str": "111", "ground_truth": "12",
+        {"data_source": "toy", "solution_str": "111", "ground_truth": "12", "prompt": "12:",
          "extra_info": {"digits": 2, "prompt_index": 7, "sample_index": 1, "response_length": 3}},
     ]
 

@@ -8,7 +8,7 @@ from ..config import RewardConfig
 from ..dispatch import LoadedSpec, limits_for, resolve_spec, score_spec
 from ..outcomes import Outcome
 from ..samples import Sample
-from ..spec import RewardSpec
+from ..spec import RewardSpec, refs_of
 
 
 class LocalExecutor:
@@ -30,5 +30,8 @@ class LocalExecutor:
         return score_spec(loaded, samples, self._limits, stop_on_error), {}
 
     def close(self) -> None:
-        """Nothing to release: the resolved reward stays cached for this process."""
+        """Close class rewards (their ``close()``) and forget them in this process."""
+        from ..resolve import release
+
         self._loaded = None
+        release(*refs_of(self._spec))

@@ -38,6 +38,7 @@ _HEARTBEAT_TIMEOUT_S = 2.0
 _GRACE_S = 1.0
 _MAX_CHUNK = 512
 _CHUNKS_PER_WORKER = 4
+_CLOSE_TIMEOUT_S = 10.0  # for class rewards' close() when the pool stops
 
 
 class RewardWorker:
@@ -80,6 +81,12 @@ class RewardWorker:
         loaded = resolve_spec(self._spec)
         return score_spec(loaded, samples, self._limits, first_index=first_index,
                           progress=self._progress)
+
+    def shutdown(self) -> None:
+        """Close class rewards resolved in this worker (their ``close()``), before the pool kills it."""
+        from ..resolve import release
+
+        release(*refs_of(self._spec))
 
     def progress(self) -> tuple[int | None, int, float, float | None]:
         """The call in flight: first batch index, samples covered, running for,
@@ -136,7 +143,7 @@ class RayExecutor:
     def start(self) -> None:
         """Connect to Ray, start the actors and resolve the reward on each."""
         self._connect()
-        options: dict[str, Any] = {"num_cpus": self._config.worker_num_cpus, "max_concurrency": 2}
+        options: dict[str, Any] = {**self._hardware(), "max_concurrency": 2}
         if self._config.ship_package:
             from .shipping import pack
 
@@ -154,7 +161,14 @@ class RayExecutor:
         self._timeout_s = reports[0]["timeout_s"] if reports else self._limits.timeout_s
 
     def close(self) -> None:
-        """Kill the actors; shut Ray down only if this executor started it."""
+        """Close class rewards on each actor (bounded wait), kill the actors; shut
+        Ray down only if this executor started it."""
+        if self._slots:
+            try:
+                ray.wait([s.actor.shutdown.remote() for s in self._slots], num_returns=len(self._slots),
+                         timeout=_CLOSE_TIMEOUT_S)
+            except Exception as e:  # Ray already gone: nothing left to close
+                log.debug("closing rewards on the workers of %s: %s", self._name, e)
         for slot in self._slots:
             _kill(slot.actor)
         self._slots = []
@@ -162,6 +176,22 @@ class RayExecutor:
         if self._started_ray and ray.is_initialized():
             ray.shutdown()
         self._started_ray = False
+
+    def _hardware(self) -> dict[str, Any]:
+        """The per-worker resource request, refused now if the cluster can never meet it."""
+        from .hardware import shortfall, worker_options
+
+        options = worker_options(refs_of(self._spec), self._config)
+        cluster = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        missing = shortfall(options, self._config.num_workers, cluster)
+        if missing:
+            self.close()
+            raise ExecutorError(
+                f"cannot start reward workers for {self._name}: {'; '.join(missing)}. Lower "
+                f"reward.num_workers, reward.worker_num_gpus or reward.worker_resources, or start "
+                f"Ray with those resources (ray start --num-gpus N --resources '{{...}}')"
+            )
+        return options
 
     def _connect(self) -> None:
         if ray.is_initialized():

@@ -105,7 +105,7 @@ def score_queries(
         raise ValueError(f"reward_func got {len(queries)} queries, {len(prompts)} prompts "
                          f"and {len(labels)} labels; expected one of each per sample")
     samples = [Sample(settings.data_source, response_of(q, p, settings.strip), label,
-                      {"prompt": p}) for q, p, label in zip(queries, prompts, labels)]
+                      {"prompt": p}, p) for q, p, label in zip(queries, prompts, labels)]
     return _openrlhf_result(score_batch(scorer, samples), settings.log_keys)
 
 

@@ -135,9 +135,10 @@ class _RewardBase:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.ref.display_name})"
 
-    def score(self, completions: Sequence[Any], columns: Mapping[str, Any]) -> list[float]:
+    def score(self, completions: Sequence[Any], columns: Mapping[str, Any],
+              prompts: Sequence[Any] | None = None) -> list[float]:
         """Score one TRL batch: one float per completion, in order."""
-        samples = samples_from_batch(self.columns, completions, columns)
+        samples = samples_from_batch(self.columns, completions, columns, prompts)
         scorer = _scorers.get(repr((self.ref, self.config)),
                               lambda: build_scorer(self.ref, self.config))
         result = score_batch(scorer, samples)
@@ -154,7 +155,7 @@ class PluginReward(_RewardBase):
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any],
                  **columns: Any) -> list[float]:
-        return self.score(completions, columns)
+        return self.score(completions, columns, prompts)
 
 
 class AsyncPluginReward(_RewardBase):
@@ -163,20 +164,30 @@ class AsyncPluginReward(_RewardBase):
     async def __call__(self, prompts: Sequence[Any], completions: Sequence[Any],
                        **columns: Any) -> list[float]:
         # The core scores on its own event loop; a thread keeps TRL's loop free.
-        return await asyncio.to_thread(self.score, completions, columns)
+        return await asyncio.to_thread(self.score, completions, columns, prompts)
 
 
 def samples_from_batch(
-    spec: Columns, completions: Sequence[Any], columns: Mapping[str, Any]
+    spec: Columns, completions: Sequence[Any], columns: Mapping[str, Any],
+    prompts: Sequence[Any] | None = None,
 ) -> list[Sample]:
-    """The plugin's samples for one TRL batch (one per completion)."""
+    """The plugin's samples for one TRL batch (one per completion); each carries its
+    prompt (text, or the conversation), which reaches rewards that ask for it."""
     n = len(completions)
     truths = _column(columns, spec.ground_truth, n, "ground_truth_column") \
         if spec.ground_truth is not None else [""] * n
     sources = _data_sources(spec, columns, n)
     extras = _extra_infos(spec, columns, n)
-    return [Sample(sources[i], completion_text(completions[i]), truths[i], extras[i])
-            for i in range(n)]
+    given = list(prompts) if prompts is not None and len(prompts) == n else [None] * n
+    return [Sample(sources[i], completion_text(completions[i]), truths[i], extras[i],
+                   _prompt(given[i])) for i in range(n)]
+
+
+def _prompt(prompt: Any) -> Any:
+    """TRL's prompt as a sample's: text, or a list of chat messages."""
+    if prompt is None or isinstance(prompt, str):
+        return prompt
+    return [dict(m) for m in prompt if isinstance(m, Mapping)]
 
 
 def completion_text(completion: Any) -> str:

@@ -61,18 +61,20 @@ class RewardManager(RewardManagerBase):
         self.reward_config = section_config(config)
         self.spec = spec_from_config(self.reward_config)
         self._backend = _backend(self.spec, self.reward_config)
+        self._wants_prompt = _wants_prompt(self.spec)
         self._batcher: Microbatcher[_Response] = Microbatcher(self._score_responses)
         self._keys = _KnownKeys()
 
     async def run_single(self, data: Any) -> dict[str, Any]:
         """Score one sample (verl's reward loop calls this for every sample at once)."""
         # For multi-sequence outputs, the last sequence (as verl's naive manager).
-        scored = await self._batcher.score(_response(data, len(data) - 1))
+        scored = await self._batcher.score(_response(data, len(data) - 1, self._wants_prompt))
         return self._output(scored.result, scored.position)
 
     def __call__(self, data: Any, return_dict: bool = False) -> Any:
         """verl's older reward-manager call: the whole batch, a token-level reward tensor."""
-        result = _run_sync(self._score_responses([_response(data, i) for i in range(len(data))]))
+        responses = [_response(data, i, self._wants_prompt) for i in range(len(data))]
+        result = _run_sync(self._score_responses(responses))
         tensor = self.assemble_rm_scores(data, result.scores)
         if not return_dict:
             return tensor
@@ -83,8 +85,14 @@ class RewardManager(RewardManagerBase):
         # One batch decode for the whole batch (verl's naive manager decodes one by one).
         decode = self.tokenizer.batch_decode  # type: ignore[attr-defined]
         texts = decode([r.ids for r in responses], skip_special_tokens=True)
-        samples = [Sample(r.data_source, text, r.ground_truth, r.extra_info)
-                   for r, text in zip(responses, texts)]
+        to_decode = [i for i, r in enumerate(responses) if isinstance(r.prompt, tuple)]
+        prompts: list[Any] = [r.prompt for r in responses]
+        if to_decode:  # prompt token ids (no raw prompt in the batch): one more batch decode
+            decoded = decode([responses[i].prompt for i in to_decode], skip_special_tokens=True)
+            for i, text in zip(to_decode, decoded):
+                prompts[i] = text
+        samples = [Sample(r.data_source, text, r.ground_truth, r.extra_info, prompt)
+                   for r, text, prompt in zip(responses, texts, prompts)]
         return await self._backend.score(samples)
 
     def _output(self, result: BatchResult, index: int) -> dict[str, Any]:
@@ -115,9 +123,10 @@ class _Response(NamedTuple):
     data_source: Any
     ground_truth: Any
     extra_info: dict[str, Any]
+    prompt: Any  # chat messages (verl's raw_prompt), prompt token ids to decode, or None
 
 
-def _response(data: Any, i: int) -> _Response:
+def _response(data: Any, i: int, wants_prompt: bool) -> _Response:
     """Row ``i`` of a verl ``DataProto``, read as verl's naive manager reads it."""
     response_ids = data.batch["responses"][i]
     valid = int(data.batch["attention_mask"][i, -response_ids.shape[-1]:].sum())
@@ -129,7 +138,28 @@ def _response(data: Any, i: int) -> _Response:
     extra_info["num_turns"] = extras.get("__num_turns__", None)
     extra_info["rollout_reward_scores"] = extras.get("reward_scores", {})
     return _Response(response_ids[:valid].tolist(), extras["data_source"],
-                     extras["reward_model"]["ground_truth"], extra_info)
+                     extras["reward_model"]["ground_truth"], extra_info,
+                     _prompt(data, i, extras) if wants_prompt else None)
+
+
+def _prompt(data: Any, i: int, extras: Mapping[str, Any]) -> Any:
+    """The prompt: verl's raw chat messages when the batch has them, else its token ids."""
+    raw = extras.get("raw_prompt", None)
+    if raw is not None:
+        return [dict(m) for m in raw]
+    prompt_ids = data.batch["prompts"][i]
+    mask = data.batch["attention_mask"][i, : prompt_ids.shape[-1]].bool()
+    return tuple(prompt_ids[mask].tolist())  # a tuple: decoded with the batch
+
+
+def _wants_prompt(spec: RewardSpec) -> bool:
+    """Whether any reward of ``spec`` takes the prompt (when it imports here; else assume so)."""
+    from verl_rewards.dispatch import loaded_rewards, resolve_spec
+
+    try:
+        return any(r.prompt_param for r in loaded_rewards(resolve_spec(spec)))
+    except Exception:  # noqa: BLE001 - not importable here: the workers will say why
+        return True
 
 
 class _KnownKeys:

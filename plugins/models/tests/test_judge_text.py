@@ -1,0 +1,59 @@
+"""The judge's template and the score read from its reply."""
+
+from __future__ import annotations
+
+import pytest
+from verl_rewards_models.judge_text import (
+    DEFAULT_TEMPLATE,
+    JudgeReplyError,
+    check_template,
+    parse_score,
+    prompt_text,
+    render,
+)
+
+
+@pytest.mark.parametrize(("reply", "expected"), [
+    ("Score: 7", (0.7, 7.0)),
+    ("Step 1 of 3 is fine... final score 10", (1.0, 10.0)),
+    ("0", (0.0, 0.0)),
+    ("I'd say 2.5.", (0.25, 2.5)),
+])
+def test_the_last_number_in_range_is_mapped_onto_zero_one(reply: str, expected: tuple[float, float]) -> None:
+    assert parse_score(reply, (0, 10)) == pytest.approx(expected)
+
+
+def test_a_custom_range_maps_linearly() -> None:
+    assert parse_score("Rating: 4", (1, 5)) == (0.75, 4.0)
+
+
+def test_a_reply_without_a_number_is_an_error_quoting_the_reply() -> None:
+    with pytest.raises(JudgeReplyError, match=r"no score in the judge's reply .*\[0, 10\].*'I cannot tell\.'"):
+        parse_score("I cannot tell.", (0, 10))
+
+
+def test_a_number_outside_the_range_is_an_error() -> None:
+    with pytest.raises(JudgeReplyError, match=r"score 11 is outside \[0, 10\]"):
+        parse_score("Score: 11", (0, 10))
+
+
+def test_the_last_verdict_word_decides_and_incorrect_is_not_correct() -> None:
+    verdicts = {"correct": 1.0, "incorrect": 0.0}
+    assert parse_score("At first it looks correct, but it is INCORRECT.", (0, 10), verdicts) == (0.0, 0.0)
+    assert parse_score("Verdict: correct", (0, 10), verdicts) == (1.0, 1.0)
+    assert parse_score("no verdict, 5", (0, 10), verdicts) == (0.5, 5.0)
+
+
+def test_templates_may_only_use_the_three_fields() -> None:
+    assert check_template(DEFAULT_TEMPLATE) == DEFAULT_TEMPLATE
+    with pytest.raises(ValueError, match=r"uses \['answer'\]"):
+        check_template("{prompt} {answer}")
+    with pytest.raises(ValueError, match=r"not a valid str\.format template"):
+        check_template("{prompt")
+
+
+def test_chat_messages_render_as_role_lines_and_one_message_as_its_text() -> None:
+    chat = [{"role": "system", "content": "be kind"}, {"role": "user", "content": "hi"}]
+    assert prompt_text(chat) == "system: be kind\nuser: hi"
+    assert prompt_text([{"role": "user", "content": "hi"}]) == "hi"
+    assert render("{prompt}|{response}|{ground_truth}", None, "r", None) == "|r|"
