@@ -21,6 +21,12 @@ def load_sibling(name: str) -> ModuleType:
 
 
 @pytest.fixture(scope="session")
+def peer() -> ModuleType:
+    """``peer_cases.py``: the peer answer-equivalence cases and how math_boxed is run on them."""
+    return load_sibling("peer_cases")
+
+
+@pytest.fixture(scope="session")
 def gsm8k_rows() -> list:
     """The 2048-response comparison batch of ``gsm8k_batch.py``."""
     return list(load_sibling("gsm8k_batch").gsm8k_batch(2048, seed=0))

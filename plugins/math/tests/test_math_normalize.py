@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 from verl_rewards_math.boxed import last_boxed, strip_boxed
-from verl_rewards_math.equivalence import Options, Verdict, as_number, equivalent, split_sequence
+from verl_rewards_math.equivalence import Options, Verdict, as_collection, as_number, equivalent
 from verl_rewards_math.latex_expr import to_sympy_syntax
 from verl_rewards_math.normalize import normalize
 
@@ -56,7 +56,8 @@ def test_strip_boxed_leaves_an_unboxed_reference_alone() -> None:
         ("2 x", "2x"),
         ("\\text{Monday}", "Monday"),
         ("x = 5", "5"),
-        ("x=1, y=2", "x=1,y=2"),
+        ("x=1, y=2", "1,2"),
+        ("x=1, y=2=z", "x=1,y=2=z"),
         ("x \\in (0,1)", "(0,1)"),
         ("1,000,000", "1000000"),
         ("5\\,000", "5000"),
@@ -103,16 +104,23 @@ def test_as_number_reads_plain_numbers_only(text: str, expected: Fraction | None
         ("[0,1)", ("[", ")", ["0", "1"])),
         ("\\{1,2\\}", ("{", "}", ["1", "2"])),
         ("1,2,3", ("", "", ["1", "2", "3"])),
+        ("1;2", ("", "", ["1", "2"])),
+        ("{1,2}", ("{", "}", ["1", "2"])),
+        ("\\pm2", ("{", "}", ["2", "-2"])),
+        ("x\\le5", ("(", "]", ["-\\infty", "5"])),
+        ("5\\geqx", ("(", "]", ["-\\infty", "5"])),
+        ("0<f(x)<1", ("(", ")", ["0", "1"])),
+        ("k>2", ("(", ")", ["2", "\\infty"])),
         ("(\\frac{1}{2},3)", ("(", ")", ["\\frac{1}{2}", "3"])),
         ("(1)+(2)", None),
         ("(5)", None),
         ("f(1,2)", None),
     ],
 )
-def test_split_sequence_splits_at_top_level_commas(
+def test_as_collection_splits_at_top_level_commas_and_semicolons(
     text: str, expected: tuple[str, str, list[str]] | None
 ) -> None:
-    result = split_sequence(text)
+    result = as_collection(text)
     assert (None if result is None else tuple(result)) == expected
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from verl_rewards.metadata import Example, reward
 
-from .boxed import last_boxed, strip_boxed
+from .boxed import final_answer, strip_boxed
 from .equivalence import Options, equivalent
 
 PRED_CHARS = 200
@@ -51,6 +51,7 @@ def compute_score(
     symbolic: bool = True,
     math_verify: bool = True,
     timeout_s: float = 2.0,
+    ordered_lists: bool = False,
 ) -> dict[str, Any]:
     """``score`` when the boxed answer equals the reference, ``format_score``
     when a box holds a wrong answer, 0 when there is no answer: no complete
@@ -63,10 +64,11 @@ def compute_score(
     math_verify, symbolic or none).
     """
     no_answer = {"score": 0.0, "acc": False, "pred": "", "match": "none"}
-    pred = last_boxed(solution_str)
+    pred = final_answer(solution_str)
     if pred is None or len(pred) > MAX_BOX_CHARS:
         return no_answer
-    verdict = equivalent(pred, strip_boxed(str(ground_truth)), Options(symbolic, math_verify, timeout_s))
+    options = Options(symbolic, math_verify, timeout_s, ordered_lists)
+    verdict = equivalent(pred, strip_boxed(str(ground_truth)), options)
     if not verdict.answered:
         return no_answer
     value = score if verdict.equal else format_score
