@@ -5,9 +5,10 @@
 
 Prints, per response: verl's scorer called directly (the baseline), our
 ``gsm8k`` plugin called directly (aim: <= 2x verl), the plugin through a
-local ``Scorer``, and a trivial plugin through a local ``Scorer`` (what the
-framework itself adds; aim: <= 2 us per sample over the direct call). Also
-checks that the scores are equal to verl's on every response.
+local ``Scorer`` (with its extra info, and with ``extra=false``: a bare
+score), and a trivial plugin through a local ``Scorer`` (what the framework
+itself adds; aim: <= 2 us per sample over the direct call). Also checks that
+the scores are equal to verl's on every response.
 """
 
 from __future__ import annotations
@@ -60,10 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     def verl_direct() -> list[float]:
         return [verl_gsm8k.compute_score(r.solution_str, r.ground_truth) for r in rows]
 
-    def ours_direct() -> list[dict[str, Any]]:
+    def ours_direct() -> list[Any]:
         return [compute_score("openai/gsm8k", r.solution_str, r.ground_truth) for r in rows]
 
     ours = [d["score"] for d in ours_direct()]
+    bare = [compute_score("openai/gsm8k", r.solution_str, r.ground_truth, extra=False) for r in rows]
+    assert ours == bare, "extra=False changes scores"
     assert ours == [float(s) for s in verl_direct()], "scores differ from verl's"
 
     figures: list[tuple[str, float]] = [
@@ -73,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     with Scorer.from_config({"plugin": "gsm8k", "executor": "local"}) as scorer:
         scorer.score(samples)
         figures.append(("verl-rewards gsm8k, local Scorer", best_of(lambda: scorer.score(samples), repeat) / n))
+    with Scorer.from_config({"plugin": "gsm8k", "executor": "local", "kwargs": {"extra": False}}) as scorer:
+        scorer.score(samples)
+        figures.append(
+            ("verl-rewards gsm8k extra=false, local Scorer", best_of(lambda: scorer.score(samples), repeat) / n)
+        )
     trivial_cfg = {"path": str(REWARDS), "name": "trivial", "executor": "local"}
     with Scorer.from_config(trivial_cfg) as scorer:
         scorer.score(samples)

@@ -30,6 +30,14 @@ def test_strict_scores_equal_verls_on_every_response(gsm8k_rows: list[Any], form
     assert {0.0, 1.0} <= set(ours)
 
 
+def test_extra_false_returns_the_same_scores_bare(gsm8k_rows: list[Any]) -> None:
+    for row in gsm8k_rows[:256]:
+        bare = compute_score("openai/gsm8k", row.solution_str, row.ground_truth, extra=False)
+        assert type(bare) is float
+        assert bare == compute_score("openai/gsm8k", row.solution_str, row.ground_truth)["score"]
+    assert compute_score("gsm8k", "72", "72", method="flexible", extra=False) == 1.0
+
+
 def test_strict_reads_only_the_last_300_characters_like_verl() -> None:
     response = "#### 72\n" + "x" * 300
     assert compute_score("openai/gsm8k", response, "72")["score"] == verl_gsm8k.compute_score(response, "72") == 0

@@ -102,17 +102,22 @@ def compute_score(
     method: Method = "strict",
     format_score: float = 0.0,
     score: float = 1.0,
-) -> dict[str, Any]:
+    extra: bool = True,
+) -> dict[str, Any] | float:
     """``score`` when the answer is right, ``format_score`` when an answer is
     given but wrong, 0 when none is found. Extra info: ``acc`` and ``pred``.
 
     ``strict`` (the default) scores exactly as verl's ``gsm8k.compute_score``;
     ``lenient`` and ``flexible`` read numbers and compare their values.
+    ``extra=False`` returns the bare score (no extra info), which the
+    framework passes on without building per-sample extra-info columns.
     """
     if method == "strict":
         # The hot path: verl's rule, with the reference parsed once per distinct text.
         reference = strict_reference(ground_truth if type(ground_truth) is str else str(ground_truth))
         found = strict_answer(solution_str)
+        if not extra:
+            return 0.0 if found is None else float(score if found == reference else format_score)
         if found is None:
             return {"score": 0.0, "acc": False, "pred": ""}
         correct = found == reference
@@ -122,4 +127,6 @@ def compute_score(
     answer = extract_answer(solution_str, method)
     correct = answer is not None and answer == value_reference
     value = score if correct else (0.0 if answer is None else format_score)
+    if not extra:
+        return float(value)
     return {"score": float(value), "acc": correct, "pred": "" if answer is None else format_number(answer)}
