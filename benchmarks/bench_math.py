@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from math_verify import parse, verify
-
 from verl_rewards_math import symbolic
 from verl_rewards_math.math_boxed import compute_score
 

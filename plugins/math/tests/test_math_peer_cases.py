@@ -31,11 +31,8 @@ KNOWN_DISAGREEMENTS = {
     ("185", "185\\"): "boxing a prediction that ends in a backslash escapes the closing brace",
     ("185\\", "185\\"): "boxing a prediction that ends in a backslash escapes the closing brace",
     ("$\\\\boxed{35 cm} ++++++ \\\\boxed{4}$", "${35 cm,4}$"): "miss: a reference with doubled backslashes",
-    ("$p=5,q=2;p=7,q=2$", "$(5,2),(7,2)$"): "miss: named groups read as tuples",
     ("\\\\boxed{W(n) = 1 \\\\text{ and } W(n) = -1", "W(x)=1orW(x)=-1"): "miss: named functions",
     ("x + 1.414I", "x + \\sqrt2I"): "miss: a rounded decimal inside an expression",
-    ("10", "10cm"): "miss: math-verify reads 10cm as 10; MARIO does not",
-    ("10", "10m"): "miss: math-verify reads 10m as 10; MARIO does not",
     ("\\begin{cases} a+b=0.5\\\\ a-b=1.732\\end{cases}", None): "miss: rounded decimals in equations",
     ("\\cos(x)", "\\sin(90^{\\circ}-x)"): "miss: degrees inside a trigonometric function",
     ("[2^{\\frac{1}{2^{1000}}}, \\infty)", "[1,+\\infty)"): "miss: a number within 1e-300 of 1",
@@ -81,7 +78,7 @@ def test_math_boxed_agrees_with_every_case_but_the_known_disagreements(
     now_agreeing = [key for key in KNOWN_DISAGREEMENTS if not any(
         key[0] == c["gold"] and key[1] in (None, c["pred"]) for c in disagreeing)]
     assert now_agreeing == []  # an improvement: take it off the list (and update README.md)
-    assert sum(v == c["expected"] for c, v in zip(CASES, verdicts)) / len(CASES) >= 0.94
+    assert sum(v == c["expected"] for c, v in zip(CASES, verdicts)) / len(CASES) >= 0.95
 
 
 def test_conventions_that_peers_disagree_on_are_kwargs(peer: ModuleType, cases: list[dict[str, Any]]) -> None:

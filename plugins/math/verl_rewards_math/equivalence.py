@@ -46,6 +46,7 @@ _RELATION = re.compile(r"(\\(?:le|ge)(?:qslant|q)?|<|>)")
 _VARIABLE = re.compile(r"^[a-zA-Z](?:_\w)?(?:\([a-z]\))?$")
 _INFINITY = "\\infty"
 _CLOCK = re.compile(r"^\d\d:\d\d:\d\d$")
+_GLUED = re.compile(r"^-?\d+(?:\.\d+)?[a-zA-Z]{1,2}$")
 _ROUNDED = re.compile(r"\d\.\d")
 _IMAGINARY = re.compile(r"(?<![a-zA-Z\\])i(?![a-zA-Z])")
 
@@ -118,6 +119,10 @@ def _cheap(p: str, g: str, p_percent: bool, g_percent: bool, options: Options) -
     if a is not None and b is not None:
         return Verdict(any(_numbers_equal(x, y) for x in a for y in b), "numeric")
     if _CLOCK.match(p) and _CLOCK.match(g):
+        return Verdict(False, "numeric")
+    if (a is not None and _GLUED.match(g)) or (b is not None and _GLUED.match(p)):
+        # "10cm" against "10": a unit of one or two letters needs a space
+        # (normalize.py), so this is a product, which math-verify would read as 10.
         return Verdict(False, "numeric")
     pseq, gseq = as_collection(p), as_collection(g)
     if pseq is None or gseq is None:

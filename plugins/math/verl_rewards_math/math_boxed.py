@@ -18,8 +18,9 @@ MAX_BOX_CHARS = 1000
 
 @reward(
     description=(
-        "MATH-style: the last \\boxed{...} of the response, normalised, equals the reference "
-        "(string, numeric, tuple/interval, then math-verify if installed and SymPy under a deadline)."
+        "MATH-style: the boxed answer of the response (several boxes across connectors are one "
+        "answer), normalised, equals the reference (string, numeric, collections, then math-verify "
+        "and SymPy under a deadline)."
     ),
     data_sources=(
         "lighteval/MATH",
@@ -59,9 +60,10 @@ def compute_score(
     longer than ``MAX_BOX_CHARS``.
 
     ``symbolic``/``math_verify`` enable the SymPy and math-verify checks, which
-    together may take ``timeout_s`` seconds. Extra info: ``acc``, ``pred`` (the
-    boxed text) and ``match`` (which check decided: exact, numeric, sequence,
-    math_verify, symbolic or none).
+    together may take ``timeout_s`` seconds (the symbolic child's start not
+    included). ``ordered_lists``: a bare list must be in the reference's
+    order. Extra info: ``acc``, ``pred`` (the boxed text) and ``match`` (which
+    check decided: exact, numeric, sequence, math_verify, symbolic or none).
     """
     no_answer = {"score": 0.0, "acc": False, "pred": "", "match": "none"}
     pred = final_answer(solution_str)

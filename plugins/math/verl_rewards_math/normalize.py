@@ -166,11 +166,19 @@ def _strip_assignment(s: str) -> str:
     holds several ``=`` (a system of equations) or the left side is not a name."""
     if s.count("=") == 1 and _ASSIGNMENT.match(s):
         return s.split("=", 1)[1]
+    groups = [split_top_level(group, ",") for group in split_top_level(s, ";")]
+    if len(groups) > 1 and all(len(g) > 1 and all(_named(item) for item in g) for g in groups):
+        # "p=5,q=2;p=7,q=2": one named solution per group, as tuples "(5,2),(7,2)".
+        return ",".join("(" + ",".join(item.split("=", 1)[1] for item in g) + ")" for g in groups)
     items = split_top_level(s, ",;")
-    named = [item.count("=") == 1 and _ASSIGNMENT.match(item) is not None for item in items]
+    named = [_named(item) for item in items]
     if len(items) > 1 and any(named) and all(ok or "=" not in item for ok, item in zip(named, items)):
         return ",".join(item.split("=", 1)[1] if ok else item for ok, item in zip(named, items))
     return _MEMBERSHIP.sub("", s, count=1)
+
+
+def _named(item: str) -> bool:
+    return item.count("=") == 1 and _ASSIGNMENT.match(item) is not None
 
 
 def split_top_level(s: str, separators: str) -> list[str]:
