@@ -71,6 +71,47 @@ EQUAL = [
     ("so the answer is \\boxed 7.", "7"),
     ("First I got \\boxed{4}. Wait, let me recheck... \\boxed{5}", "5"),
     ("\\boxed{5}", FULL_SOLUTION),
+    # several boxes across connectors are one answer
+    ("$\\boxed{(2, 2)}$ and $\\boxed{(6, 2)}$", "(6,2),(2,2)"),
+    ("\\boxed{k = 45} \\quad \\text{and} \\quad \\boxed{n = 2}", "k=45, n=2"),
+    ("\\boxed{1}, \\boxed{2}, \\boxed{3}", "\\{3, 2, 1\\}"),
+    ("\\boxed{-5}", "\\boxed{-5} and \\boxed{-5}"),
+    # named answers
+    ("\\boxed{(3, 2)}", "(p,q)=(3,2)"),
+    ("\\boxed{1}", "|AB|=1"),
+    ("\\boxed{2x+3}", "f(x) = 2x + 3"),
+    ("\\boxed{-5, \\frac{14}{3}}", "x = -5,\\ p = \\frac{14}{3}"),
+    ("\\boxed{(5,2),(7,2)}", "p=5,q=2;p=7,q=2"),
+    # relations, intervals, sets and lists
+    ("\\boxed{5 \\geq x}", "x \\leq 5"),
+    ("\\boxed{(0,1)}", "0<f(x)<1"),
+    ("\\boxed{[2, \\infty)}", "k \\ge 2"),
+    ("\\boxed{\\{-2021, 2021\\}}", "\\pm 2021"),
+    ("\\boxed{1 \\pm \\sqrt{2}}", "1-\\sqrt{2}, 1+\\sqrt{2}"),
+    ("\\boxed{(0;0;1), (1;0;0)}", "(1,0,0),(0,0,1)"),
+    ("\\boxed{7, -2, \\text{ and } -5}", "-5,-2,7"),
+    # matrices and systems
+    ("\\boxed{\\begin{bmatrix} 1 & 0.5 \\\\ 1/3 & 4 \\end{bmatrix}}",
+     "\\begin{pmatrix} 1 & \\frac12 \\\\ \\frac13 & 4 \\end{pmatrix}"),
+    ("\\boxed{\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}}", "[1, 2]"),
+    # percent, mixed numbers, thousands, units, clock times, bases
+    ("\\boxed{10\\%}", "0.1"),
+    ("\\boxed{0.28}", "28\\%"),
+    ("\\boxed{28 \\text{ percent}}", "28"),
+    ("\\boxed{2\\frac58}", "2.625"),
+    ("\\boxed{1 1/2}", "\\frac{3}{2}"),
+    ("\\boxed{14{,}916}", "14916"),
+    ("\\boxed{11,\\!111}", "11111"),
+    ("\\boxed{10 \\text{ square units}}", "10"),
+    ("\\boxed{10 square units}", "10"),
+    ("\\boxed{08:34 \\text{P.M.}}", "20:34"),
+    ("\\boxed{4210_{7}}", "4210_7"),
+    # text and fractions spelled otherwise
+    ("\\boxed{\\textnormal{Even}}", "\\text{Even}"),
+    ("\\boxed{\\cfrac{1}{3}}", "1/3"),
+    # rounded decimals against exact values
+    ("\\boxed{1.732}", "\\sqrt{3}"),
+    ("\\boxed{2^6 3^5 5^4}", "2^6 \\cdot 3^5 \\cdot 5^4"),
 ]
 
 NOT_EQUAL = [
@@ -86,6 +127,16 @@ NOT_EQUAL = [
     ("\\boxed{\\sqrt{3}}", "\\sqrt{2}"),
     ("\\boxed{A}", "B"),
     ("\\boxed{\\text{Tuesday}}", "Monday"),
+    # a list is not a number, and boxes apart in a sentence are not one answer
+    ("\\boxed{32, 349}", "32349"),
+    ("\\boxed{1} no no no no no \\boxed{2}", "1, 2"),
+    ("\\boxed{12:00}", "1:00"),
+    ("\\boxed{10cm}", "10"),
+    ("\\boxed{28}", "0.28"),  # a percentage is also its hundredth, a plain number is not
+    ("\\boxed{1, 3, 2}", "\\{1, 2\\}"),
+    ("\\boxed{x \\le 5}", "x \\ge 5"),
+    ("\\boxed{\\sin(x)=\\frac{42}{59}}", "\\cos(x)=\\frac{42}{59}"),
+    ("\\boxed{5x - 7y + 11z + 4 = 0}", "x + y - z + 2 = 0"),
 ]
 
 NO_ANSWER = [
@@ -148,6 +199,20 @@ def test_symbolic_false_skips_sympy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(symbolic, "sympy_equal", fail)
     result = compute_score("m", "\\boxed{(x-1)(x+1)}", "x^2-1", symbolic=False, math_verify=False)
     assert (result["score"], result["match"]) == (0.0, "none")
+
+
+def test_ordered_lists_makes_the_order_of_a_bare_list_count() -> None:
+    assert compute_score("m", "\\boxed{10, 4, -2}", "4, 10, -2")["acc"] is True
+    assert compute_score("m", "\\boxed{10, 4, -2}", "4, 10, -2", ordered_lists=True)["acc"] is False
+    assert compute_score("m", "\\boxed{4, 10, -2}", "4, 10, -2", ordered_lists=True)["acc"] is True
+    # Sets stay unordered and tuples ordered, whatever the option.
+    assert compute_score("m", "\\boxed{\\{2, 1\\}}", "\\{1, 2\\}", ordered_lists=True)["acc"] is True
+    assert compute_score("m", "\\boxed{(2, 1)}", "(1, 2)")["acc"] is False
+
+
+def test_the_joined_boxes_are_reported_as_the_prediction() -> None:
+    result = compute_score("m", "$\\boxed{(2, 2)}$ and $\\boxed{(6, 2)}$", "(2,2),(6,2)")
+    assert result["pred"] == "(2, 2), (6, 2)"
 
 
 def test_numeric_ground_truth_is_accepted() -> None:

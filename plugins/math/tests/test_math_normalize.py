@@ -6,8 +6,8 @@ import time
 from fractions import Fraction
 
 import pytest
-from verl_rewards_math.boxed import last_boxed, strip_boxed
-from verl_rewards_math.equivalence import Options, Verdict, as_number, equivalent, split_sequence
+from verl_rewards_math.boxed import final_answer, last_boxed, strip_boxed
+from verl_rewards_math.equivalence import Options, Verdict, as_collection, as_number, equivalent
 from verl_rewards_math.latex_expr import to_sympy_syntax
 from verl_rewards_math.normalize import normalize
 
@@ -29,6 +29,22 @@ from verl_rewards_math.normalize import normalize
 )
 def test_last_boxed_extracts_the_final_box(text: str, expected: str | None) -> None:
     assert last_boxed(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\\boxed{1}, \\boxed{2}", "1, 2"),
+        ("$\\boxed{1}$ and $\\boxed{2}$", "1, 2"),
+        ("\\boxed{1} \\quad\\text{or}\\quad \\boxed{2}", "1, 2"),
+        ("$y_1 = \\boxed{1}$ and $y_2 = \\boxed{2}$", "1, 2"),
+        ("\\boxed{1}. Wait, let me recheck. \\boxed{2}", "2"),
+        ("\\boxed{1} \\boxed{2", None),  # the last box never closes: a cut-off response
+        ("no box", None),
+    ],
+)
+def test_final_answer_joins_boxes_separated_only_by_connectors(text: str, expected: str | None) -> None:
+    assert final_answer(text) == expected
 
 
 def test_strip_boxed_leaves_an_unboxed_reference_alone() -> None:
@@ -56,7 +72,8 @@ def test_strip_boxed_leaves_an_unboxed_reference_alone() -> None:
         ("2 x", "2x"),
         ("\\text{Monday}", "Monday"),
         ("x = 5", "5"),
-        ("x=1, y=2", "x=1,y=2"),
+        ("x=1, y=2", "1,2"),
+        ("x=1, y=2=z", "x=1,y=2=z"),
         ("x \\in (0,1)", "(0,1)"),
         ("1,000,000", "1000000"),
         ("5\\,000", "5000"),
@@ -68,6 +85,22 @@ def test_strip_boxed_leaves_an_unboxed_reference_alone() -> None:
         ("\u22125", "-5"),
         ("3\u03c0", "3\\pi"),
         ("\\displaystyle\\frac{1}{2}", "\\frac{1}{2}"),
+        ("14{,}916", "14916"),
+        ("32, 349", "32,349"),
+        ("1 000", "1000"),
+        ("2\\frac58", "\\frac{21}{8}"),
+        ("2^6 3^5", "2^6*3^5"),
+        ("08:34 \\text{p.m.}", "20:34:00"),
+        ("4210_{7}", "4210_7"),
+        ("\\cfrac{1}{3}", "\\frac{1}{3}"),
+        ("\\frac{\\sqrt{3}}{3} \\approx 0.577", "\\frac{\\sqrt{3}}{3}"),
+        ("\\\\sqrt{5}", "\\sqrt{5}"),
+        ("f(x) = 2x+3", "2x+3"),
+        ("\\sin(x) = 1", "\\sin(x)=1"),
+        ("10cm", "10cm"),
+        ("10 cm", "10"),
+        ("\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}", "[[1,2],[3,4]]"),
+        ("\\begin{cases} x=1 \\\\ y=2 \\end{cases}", "\\{x=1,y=2\\}"),
     ],
 )
 def test_normalize_reaches_a_canonical_spelling(answer: str, expected: str) -> None:
@@ -103,16 +136,23 @@ def test_as_number_reads_plain_numbers_only(text: str, expected: Fraction | None
         ("[0,1)", ("[", ")", ["0", "1"])),
         ("\\{1,2\\}", ("{", "}", ["1", "2"])),
         ("1,2,3", ("", "", ["1", "2", "3"])),
+        ("1;2", ("", "", ["1", "2"])),
+        ("{1,2}", ("{", "}", ["1", "2"])),
+        ("\\pm2", ("{", "}", ["2", "-2"])),
+        ("x\\le5", ("(", "]", ["-\\infty", "5"])),
+        ("5\\geqx", ("(", "]", ["-\\infty", "5"])),
+        ("0<f(x)<1", ("(", ")", ["0", "1"])),
+        ("k>2", ("(", ")", ["2", "\\infty"])),
         ("(\\frac{1}{2},3)", ("(", ")", ["\\frac{1}{2}", "3"])),
         ("(1)+(2)", None),
         ("(5)", None),
         ("f(1,2)", None),
     ],
 )
-def test_split_sequence_splits_at_top_level_commas(
+def test_as_collection_splits_at_top_level_commas_and_semicolons(
     text: str, expected: tuple[str, str, list[str]] | None
 ) -> None:
-    result = split_sequence(text)
+    result = as_collection(text)
     assert (None if result is None else tuple(result)) == expected
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, Literal
@@ -10,39 +12,63 @@ from verl_rewards.metadata import Example, reward
 
 from .numbers import find_numbers, format_number, number_at_start
 
-Method = Literal["strict", "flexible"]
+Method = Literal["strict", "lenient", "flexible"]
 MARKER = "####"
+# verl's strict reading (verl.utils.reward_score.gsm8k): "#### " then digits,
+# dots and commas, searched in the last 300 characters, compared as text.
+CLIP_CHARS = 300
+_VERL_STRICT = re.compile(r"#### (\-?[0-9\.\,]+)")
 
 
-def extract_answer(solution_str: str, method: Method = "strict") -> Decimal | None:
-    """The answer a response gives, or None when it gives none.
+def strict_answer(solution_str: str) -> str | None:
+    """verl's strict answer: the last ``#### N`` of the last 300 characters, commas removed; None when absent."""
+    found = _VERL_STRICT.findall(solution_str[-CLIP_CHARS:])
+    return found[-1].replace(",", "") if found else None
 
-    ``strict``: the number right after the last ``####`` (GSM8K's own
+
+def extract_answer(solution_str: str, method: Method = "lenient") -> Decimal | None:
+    """The answer a response gives as a number, or None when it gives none.
+
+    ``lenient``: the number right after the last ``####`` (GSM8K's own
     convention), currency signs, commas and trailing units or periods allowed.
-    ``flexible``: the last number anywhere in the response.
+    ``flexible``: the last number anywhere in the response. (For verl's
+    ``strict`` reading, see :func:`strict_answer`.)
     """
-    if method == "strict":
+    if method == "lenient":
         at = solution_str.rfind(MARKER)
         return None if at < 0 else number_at_start(solution_str[at + len(MARKER) :])
     if method == "flexible":
         numbers = find_numbers(solution_str)
         return numbers[-1] if numbers else None
-    raise ValueError(f"method must be 'strict' or 'flexible', not {method!r}")
+    raise ValueError(f"method must be 'strict', 'lenient' or 'flexible', not {method!r}")
 
 
 def reference_answer(ground_truth: str | int | float) -> Decimal:
     """The reference number: after ``####`` in a full GSM8K solution, else the last number."""
     text = str(ground_truth)
-    value = extract_answer(text, "strict" if MARKER in text else "flexible")
+    value = extract_answer(text, "lenient" if MARKER in text else "flexible")
     if value is None:
         raise ValueError(f"ground truth holds no number: {text[:80]!r}")
     return value
 
 
+@functools.lru_cache(maxsize=4096)
+def strict_reference(ground_truth: str) -> str:
+    """The reference as verl's strict mode compares it: the text itself (stripped),
+    or the ``#### N`` of a full GSM8K solution. A reference without a digit is an error."""
+    text = ground_truth.strip()
+    if MARKER in text:
+        text = strict_answer(text) or ""
+    if not any(char.isdigit() for char in text):
+        raise ValueError(f"ground truth holds no number: {ground_truth[:80]!r}")
+    return text
+
+
 @reward(
     description=(
-        "GSM8K: the final number of the response (strict: after '####'; flexible: the last "
-        "number) equals the reference; commas, currency, units and trailing periods ignored."
+        "GSM8K: the final number of the response equals the reference (strict: verl's rule, "
+        "'#### N' compared as text; lenient: after '####', commas, currency, units and "
+        "trailing periods ignored; flexible: the last number)."
     ),
     data_sources=("openai/gsm8k", "gsm8k"),
     timeout_s=10.0,
@@ -53,7 +79,10 @@ def reference_answer(ground_truth: str | int | float) -> Decimal:
             ground_truth="18",
             expected=1.0,
         ),
-        Example(solution_str="The total is $1,080.\n#### $1,080.", ground_truth="1080", expected=1.0),
+        Example(solution_str="The total is $1,080.\n#### 1,080", ground_truth="1080", expected=1.0),
+        Example(
+            solution_str="#### $1,080.", ground_truth="1080", expected=1.0, kwargs={"method": "lenient"}
+        ),
         Example(solution_str="So the answer is 72 clips.", ground_truth="72", expected=0.0),
         Example(
             solution_str="So the answer is 72 clips.",
@@ -73,12 +102,31 @@ def compute_score(
     method: Method = "strict",
     format_score: float = 0.0,
     score: float = 1.0,
-) -> dict[str, Any]:
+    extra: bool = True,
+) -> dict[str, Any] | float:
     """``score`` when the answer is right, ``format_score`` when an answer is
-    given but wrong, 0 when none is found. Extra info: ``acc`` and ``pred``."""
+    given but wrong, 0 when none is found. Extra info: ``acc`` and ``pred``.
+
+    ``strict`` (the default) scores exactly as verl's ``gsm8k.compute_score``;
+    ``lenient`` and ``flexible`` read numbers and compare their values.
+    ``extra=False`` returns the bare score (no extra info), which the
+    framework passes on without building per-sample extra-info columns.
+    """
+    if method == "strict":
+        # The hot path: verl's rule, with the reference parsed once per distinct text.
+        reference = strict_reference(ground_truth if type(ground_truth) is str else str(ground_truth))
+        found = strict_answer(solution_str)
+        if not extra:
+            return 0.0 if found is None else float(score if found == reference else format_score)
+        if found is None:
+            return {"score": 0.0, "acc": False, "pred": ""}
+        correct = found == reference
+        return {"score": float(score if correct else format_score), "acc": correct, "pred": found}
     # The reference first: a reference without a number is an error whatever the response.
-    reference = reference_answer(ground_truth)
+    value_reference = reference_answer(ground_truth)
     answer = extract_answer(solution_str, method)
-    correct = answer is not None and answer == reference
+    correct = answer is not None and answer == value_reference
     value = score if correct else (0.0 if answer is None else format_score)
+    if not extra:
+        return float(value)
     return {"score": float(value), "acc": correct, "pred": "" if answer is None else format_number(answer)}

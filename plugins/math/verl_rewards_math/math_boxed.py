@@ -7,7 +7,7 @@ from typing import Any
 
 from verl_rewards.metadata import Example, reward
 
-from .boxed import last_boxed, strip_boxed
+from .boxed import final_answer, strip_boxed
 from .equivalence import Options, equivalent
 
 PRED_CHARS = 200
@@ -18,8 +18,9 @@ MAX_BOX_CHARS = 1000
 
 @reward(
     description=(
-        "MATH-style: the last \\boxed{...} of the response, normalised, equals the reference "
-        "(string, numeric, tuple/interval, then math-verify if installed and SymPy under a deadline)."
+        "MATH-style: the boxed answer of the response (several boxes across connectors are one "
+        "answer), normalised, equals the reference (string, numeric, collections, then math-verify "
+        "and SymPy under a deadline)."
     ),
     data_sources=(
         "lighteval/MATH",
@@ -51,6 +52,7 @@ def compute_score(
     symbolic: bool = True,
     math_verify: bool = True,
     timeout_s: float = 2.0,
+    ordered_lists: bool = False,
 ) -> dict[str, Any]:
     """``score`` when the boxed answer equals the reference, ``format_score``
     when a box holds a wrong answer, 0 when there is no answer: no complete
@@ -58,15 +60,17 @@ def compute_score(
     longer than ``MAX_BOX_CHARS``.
 
     ``symbolic``/``math_verify`` enable the SymPy and math-verify checks, which
-    together may take ``timeout_s`` seconds. Extra info: ``acc``, ``pred`` (the
-    boxed text) and ``match`` (which check decided: exact, numeric, sequence,
-    math_verify, symbolic or none).
+    together may take ``timeout_s`` seconds (the symbolic child's start not
+    included). ``ordered_lists``: a bare list must be in the reference's
+    order. Extra info: ``acc``, ``pred`` (the boxed text) and ``match`` (which
+    check decided: exact, numeric, sequence, math_verify, symbolic or none).
     """
     no_answer = {"score": 0.0, "acc": False, "pred": "", "match": "none"}
-    pred = last_boxed(solution_str)
+    pred = final_answer(solution_str)
     if pred is None or len(pred) > MAX_BOX_CHARS:
         return no_answer
-    verdict = equivalent(pred, strip_boxed(str(ground_truth)), Options(symbolic, math_verify, timeout_s))
+    options = Options(symbolic, math_verify, timeout_s, ordered_lists)
+    verdict = equivalent(pred, strip_boxed(str(ground_truth)), options)
     if not verdict.answered:
         return no_answer
     value = score if verdict.equal else format_score

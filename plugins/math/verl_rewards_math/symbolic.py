@@ -3,13 +3,14 @@
 SymPy can run for minutes (or forever) on adversarial input, and neither a
 thread nor ``signal.alarm`` (main thread only, blind to C code) can stop it
 reliably inside a reward worker. So the checks run in a child process
-(``_symbolic_worker.py``), started on first use and reused. A request waits
-at most ``timeout_s`` seconds in all: for its turn (one request at a time),
-for the child to finish starting, and for the answer. Past the deadline it is
-"undecided"; a child that was computing is killed (and restarted on the next
-request), one still starting is left to finish for the next request. Inputs
-are also kept short (``latex_expr.MAX_CHARS``) so that most checks end in
-milliseconds.
+(``_symbolic_worker.py``), started on first use and reused. A request may
+take ``timeout_s`` seconds waiting for its turn (one request at a time) and
+for the answer; the child's start (importing SymPy and math-verify, ~1-2 s)
+is not counted: it is bounded by ``STARTUP_TIMEOUT_S`` alone, so the same
+answer gets the same verdict whether or not the child had to (re)start
+first. Past the deadline a request is "undecided" and the child, which was
+computing, is killed; the next request restarts it. Inputs are also kept
+short (``latex_expr.MAX_CHARS``) so that most checks end in milliseconds.
 """
 
 from __future__ import annotations
@@ -37,10 +38,6 @@ STARTUP_TIMEOUT_S = 60.0
 _FUNCTION_NAMES = json.dumps(sorted(set(FUNCTIONS.values())))
 
 
-class _StillStarting(Exception):
-    """The child has not finished starting by the request's deadline."""
-
-
 class SymbolicWorker:
     """A lazily started, restartable child process answering equality requests."""
 
@@ -57,15 +54,29 @@ class SymbolicWorker:
     def request(self, payload: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
         """Send one request; its answer, or None when the deadline passed or the worker failed.
 
-        ``timeout_s`` bounds the whole call: waiting for another thread's
-        request, for the child to start, and for the answer.
+        ``timeout_s`` bounds waiting for another thread's request and for the
+        answer; a (re)start of the child in between is not counted.
         """
-        deadline = time.monotonic() + timeout_s
-        if not self._lock.acquire(timeout=max(0.0, timeout_s)):
+        began = time.monotonic()
+        if timeout_s <= 0 or not self._lock.acquire(timeout=timeout_s):
             logger.debug("symbolic check abandoned: the worker stayed busy for %g s", timeout_s)
             return None
         try:
-            return self._exchange(payload, deadline)
+            return self._exchange(payload, timeout_s - (time.monotonic() - began))
+        finally:
+            self._lock.release()
+
+    def start(self) -> bool:
+        """Start the child now (if it is not running) and wait until it is ready; whether it is."""
+        if not self._lock.acquire(timeout=self._startup_timeout_s):
+            return False
+        try:
+            self._ensure_ready()
+            return True
+        except (OSError, ValueError, TimeoutError) as e:
+            logger.debug("symbolic worker did not start: %s", e)
+            self._kill()
+            return False
         finally:
             self._lock.release()
 
@@ -74,9 +85,10 @@ class SymbolicWorker:
         with self._lock:
             self._kill()
 
-    def _exchange(self, payload: dict[str, Any], deadline: float) -> dict[str, Any] | None:
+    def _exchange(self, payload: dict[str, Any], budget_s: float) -> dict[str, Any] | None:
         try:
-            proc = self._ensure_ready(deadline)
+            proc = self._ensure_ready()
+            deadline = time.monotonic() + budget_s
             assert proc.stdin is not None
             self._last_id += 1
             request_id = self._last_id
@@ -86,9 +98,6 @@ class SymbolicWorker:
             if not isinstance(answer, dict) or answer.get("id") != request_id:
                 raise ValueError(f"reply {str(answer)[:80]!r} does not answer request {request_id}")
             return answer
-        except _StillStarting:
-            logger.debug("symbolic check abandoned: the worker is still starting")
-            return None
         except (OSError, ValueError, TimeoutError) as e:
             logger.debug("symbolic check abandoned: %s", e)
             self._kill()
@@ -100,7 +109,7 @@ class SymbolicWorker:
             self._kill()
             raise
 
-    def _ensure_ready(self, deadline: float) -> subprocess.Popen[bytes]:
+    def _ensure_ready(self) -> subprocess.Popen[bytes]:
         if self._owner != os.getpid():
             # A forked copy of this object: the pipes belong to the parent's worker.
             self._proc, self._buffer, self._ready, self._owner = None, b"", False, os.getpid()
@@ -114,13 +123,7 @@ class SymbolicWorker:
             )
             self._started_at = time.monotonic()
         if not self._ready:
-            startup_deadline = self._started_at + self._startup_timeout_s
-            try:
-                hello = json.loads(self._read_line(self._proc, min(deadline, startup_deadline)))
-            except TimeoutError:
-                if time.monotonic() >= startup_deadline:
-                    raise
-                raise _StillStarting() from None
+            hello = json.loads(self._read_line(self._proc, self._started_at + self._startup_timeout_s))
             if not isinstance(hello, dict) or hello.get("ready") is not True:
                 raise ValueError(f"unexpected greeting from the symbolic worker: {str(hello)[:80]!r}")
             self._ready = True
@@ -158,6 +161,11 @@ _worker = SymbolicWorker()
 atexit.register(_worker.close)
 
 
+def ensure_started() -> bool:
+    """Start the symbolic child if it is not running, waiting (at most ``STARTUP_TIMEOUT_S``) until it is ready."""
+    return _worker.start()
+
+
 def sympy_equal(a: str, b: str, timeout_s: float) -> bool | None:
     """Whether two SymPy expression strings are equal; None when undecided in time."""
     answer = _worker.request({"op": "sympy", "a": a, "b": b}, timeout_s)
@@ -170,9 +178,8 @@ def math_verify_installed() -> bool:
     return importlib.util.find_spec("math_verify") is not None
 
 
-def math_verify_equal(gold: str, pred: str, timeout_s: float) -> bool | None:
-    """math-verify's verdict on two LaTeX answers; None when undecided in time."""
-    answer = _worker.request(
-        {"op": "math_verify", "gold": f"\\boxed{{{gold}}}", "pred": f"\\boxed{{{pred}}}"}, timeout_s
-    )
+def math_verify_equal(pairs: list[tuple[str, str]], timeout_s: float) -> bool | None:
+    """Whether math-verify finds any ``(gold, pred)`` pair of LaTeX answers equal; None when undecided in time."""
+    boxed = [[f"\\boxed{{{gold}}}", f"\\boxed{{{pred}}}"] for gold, pred in pairs]
+    answer = _worker.request({"op": "math_verify", "pairs": boxed}, timeout_s)
     return None if answer is None else answer.get("equal")
