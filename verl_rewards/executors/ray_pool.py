@@ -42,13 +42,16 @@ _HEARTBEAT_TIMEOUT_S = 2.0
 _GRACE_S = 1.0
 _MAX_CHUNK = 512
 _CHUNKS_PER_WORKER = 4
+START_TIMEOUT_S = 300.0  # a worker's start-up and reward import; then a clear error
+_MAX_START_FAILURES = 20
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass
 class _Slot:
     actor: Any
-    confirmed: bool = True  # has answered since it was (re)started
+    starting: Any = None  # the replacement's ready() call until it answers; chunks wait for it
+    since: float = 0.0  # when it was (re)started
     calls: int = 0  # chunks finished since it was (re)started
     rss_mb: float = 0.0  # resident memory it last reported
 
@@ -80,6 +83,7 @@ class _RunState:
     restarts: int = 0
     recycled: int = 0
     dispatched: int = 0
+    start_failures: int = 0
 
 
 class RayExecutor:
@@ -108,7 +112,10 @@ class RayExecutor:
         self._actor_cls = ray.remote(RewardWorker).options(**options)
         self._slots = [_Slot(self._new_actor()) for _ in range(self._config.num_workers)]
         try:
-            ray.get([s.actor.ready.remote() for s in self._slots])
+            ray.get([s.actor.ready.remote() for s in self._slots], timeout=START_TIMEOUT_S)
+        except GetTimeoutError:
+            self.close()
+            raise ExecutorError(self._cannot_start()) from None
         except RayTaskError as e:
             self.close()
             error = _unwrap(e)
@@ -128,6 +135,12 @@ class RayExecutor:
             self._holds_session = False
             ray_session.release()
 
+    def _cannot_start(self) -> str:
+        return (f"no reward worker for {self._name} started within {START_TIMEOUT_S:.0f} s: Ray could "
+                f"not place an actor needing num_cpus={self._config.worker_num_cpus} (see `ray status`), "
+                f"or the plugin takes that long to load. Lower reward.worker_num_cpus or "
+                f"reward.num_workers, or add nodes")
+
     def _new_actor(self) -> Any:
         return self._actor_cls.remote(self._spec, self._limits, self._packages)
 
@@ -141,10 +154,16 @@ class RayExecutor:
         in_flight: dict[Any, _InFlight] = {}
         idle = list(self._slots)
         while state.queue or in_flight:
-            while state.queue and idle:
-                self._dispatch(state.queue.popleft(), idle.pop(), samples, in_flight, state)
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=self._poll_s())
+            for slot in [s for s in idle if s.starting is None][:len(state.queue)]:
+                idle.remove(slot)
+                self._dispatch(state.queue.popleft(), slot, samples, in_flight, state)
+            starting = {s.starting: s for s in idle if s.starting is not None}
+            self._check_start_deadline(idle, in_flight)
+            ready, _ = ray.wait([*in_flight, *starting], num_returns=1, timeout=self._poll_s())
             for stream in ready:
+                if stream in starting:
+                    self._confirm(starting[stream], state)
+                    continue
                 job = in_flight[stream]
                 if self._take(stream, job, state):
                     del in_flight[stream]
@@ -189,7 +208,6 @@ class RayExecutor:
             for i in job.unfinished:
                 state.outcomes[i] = error
             return True
-        job.slot.confirmed = True
         job.slot.rss_mb = piece.rss_mb
         for i, outcome in zip(job.chunk.indices[piece.offset:], piece.outcomes):
             state.outcomes[i] = outcome
@@ -264,12 +282,8 @@ class RayExecutor:
                                                         timeout=_HEARTBEAT_TIMEOUT_S)
         except RayActorError:
             return "dead"
-        except GetTimeoutError:
-            # Holding the GIL in C. A replacement still starting up (importing
-            # a heavy plugin) cannot answer either: give it longer.
-            starting = not job.slot.confirmed and time.monotonic() - job.started < 10 * limit
-            return None if starting else "unknown"
-        job.slot.confirmed = True
+        except GetTimeoutError:  # holding the GIL in C
+            return "unknown"
         if index is None or allowed is None or running_for < allowed + _GRACE_S:
             return None
         if span > 1:  # a batch or async call over several samples: no single culprit
@@ -293,9 +307,34 @@ class RayExecutor:
     def _replace(self, slot: _Slot, state: _RunState) -> None:
         _kill(slot.actor)
         slot.actor = self._new_actor()
-        slot.confirmed = False
+        # Chunks go to it once it has resolved the reward, so a replacement that
+        # cannot be placed (its node died, no free CPU) never holds up the batch.
+        slot.starting, slot.since = slot.actor.ready.remote(), time.monotonic()
         slot.calls, slot.rss_mb = 0, 0.0
         state.restarts += 1
+
+    def _confirm(self, slot: _Slot, state: _RunState) -> None:
+        """A replacement answered ``ready()``: use it, or replace it again if it died."""
+        try:
+            ray.get(slot.starting)
+        except RayActorError:
+            state.start_failures += 1
+            if state.start_failures > _MAX_START_FAILURES:
+                raise ExecutorError(f"reward workers for {self._name} keep dying as they start "
+                                    f"({state.start_failures} times); see the Ray worker logs") from None
+            self._replace(slot, state)
+            return
+        except RayTaskError as e:
+            error = _unwrap(e)
+            raise error from error.__cause__
+        slot.starting = None
+
+    def _check_start_deadline(self, idle: list[_Slot], in_flight: dict[Any, _InFlight]) -> None:
+        """Fail, rather than wait forever, when no worker is left to score on."""
+        if in_flight or any(s.starting is None for s in idle):
+            return
+        if all(time.monotonic() - s.since > START_TIMEOUT_S for s in idle):
+            raise ExecutorError(self._cannot_start())
 
     def _poll_s(self) -> float:
         timeout = self._config.timeout_s
