@@ -123,6 +123,9 @@ class RayExecutor:
         except RayActorError as e:
             self.close()
             raise ExecutorError(f"reward workers for {self._name} died at start: {e}") from None
+        except BaseException:  # Ctrl-C while the workers start: release them and the session
+            self.close()
+            raise
 
     def close(self) -> None:
         """Kill the actors; shut Ray down only if this executor was the last user
