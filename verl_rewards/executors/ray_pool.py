@@ -60,6 +60,9 @@ class _Slot:
 class _Chunk:
     indices: list[int]  # a contiguous run of batch indices
     precise: bool = False  # one sample per piece, each taken before the next starts
+    # A worker already died on these samples (in normal mode, so on which one is
+    # unknown): the first that kills a worker again is charged that death too.
+    died_on: bool = False
 
 
 @dataclass
@@ -236,12 +239,16 @@ class RayExecutor:
         if not unfinished:
             return
         if not job.chunk.precise:  # the culprit is among the unfinished: find it exactly
-            state.queue.append(_Chunk(unfinished, precise=True))
+            state.queue.append(_Chunk(unfinished, precise=True, died_on=True))
             log.warning("reward worker for %s died; %d unfinished sample(s) re-run one at a time",
                         self._name, len(unfinished))
             return
+        # Samples run in order and the ones before the culprit just passed, so it
+        # is also the one that killed the worker in normal mode (if that is how
+        # this chunk came about): both deaths are its own.
         culprit, rest = unfinished[0], unfinished[1:]
-        crashes = state.crashes[culprit] = state.crashes.get(culprit, 0) + 1
+        charged = 2 if job.chunk.died_on else 1
+        crashes = state.crashes[culprit] = state.crashes.get(culprit, 0) + charged
         if crashes >= self._config.max_sample_crashes:
             state.outcomes[culprit] = Outcome(
                 None, None,
