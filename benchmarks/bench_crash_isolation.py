@@ -4,9 +4,11 @@ run of the same batch in this same process.
     python benchmarks/bench_crash_isolation.py            # 10,000 samples
     python benchmarks/bench_crash_isolation.py --n 2000   # quicker
 
-Prints the clean time, the faulty time, the worker deaths it took, the
-measured cost of one worker restart, and the aim: within 3x of clean plus
-the restart cost of each death.
+Prints the clean time, the faulty time, the worker deaths it took (two per
+culprit at the default max_sample_crashes=2), the measured cost of one worker
+restart, and the aim: within 3x of clean plus the restart cost of each death.
+A Ray worker's start-up is ~0.6 s of CPU on a 2-core machine, so restarts,
+not scoring, set the faulty run's time.
 """
 
 from __future__ import annotations
@@ -58,11 +60,11 @@ def main() -> None:
         clean_s, _, _ = min(timed(scorer, rows(args.n, None)) for _ in range(3))
         faulty_s, metrics, failed = timed(scorer, rows(args.n, 100))
     deaths = metrics["worker_restarts"]
-    aim = 3 * clean_s + deaths * restart_s / 2  # two workers restart side by side
+    aim = 3 * clean_s + deaths * restart_s
     print(f"{'clean run':<44}{clean_s:>10.2f} s   ({args.n} samples, 2 workers)")
     print(f"{'1% segfaults':<44}{faulty_s:>10.2f} s   ({failed} failed, {deaths:.0f} worker deaths)")
     print(f"{'one worker restart (measured)':<44}{restart_s:>10.2f} s")
-    print(f"{'aim: 3 x clean + deaths x restart / 2 workers':<44}{aim:>10.2f} s")
+    print(f"{'aim: 3 x clean + deaths x restart':<44}{aim:>10.2f} s")
     print(f"{'faulty / aim':<44}{faulty_s / aim:>10.2f}")
 
 

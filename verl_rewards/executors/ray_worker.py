@@ -11,6 +11,7 @@ exactly the sample that was running.
 from __future__ import annotations
 
 import os
+import pickle
 import time
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -111,10 +112,10 @@ def portable(outcomes: list[Outcome]) -> list[Outcome]:
     socket) turned into that sample's failure, so the rest still reach the driver."""
     if all(o.extra is None for o in outcomes):
         return outcomes
-    try:
-        ray.cloudpickle.dumps([o.extra for o in outcomes])  # type: ignore[no-untyped-call]
+    try:  # the C pickler first: fast, and what it takes Ray's cloudpickle takes too
+        pickle.dumps([o.extra for o in outcomes], protocol=pickle.HIGHEST_PROTOCOL)
         return outcomes
-    except Exception:  # find the samples at fault, one by one
+    except Exception:  # find the samples at fault, one by one, as Ray will send them
         return [_portable_one(o) for o in outcomes]
 
 
