@@ -59,6 +59,8 @@ class RewardConfig:
     max_concurrency: int = 32
     chunk_size: int | None = None
     max_sample_crashes: int = 2
+    worker_max_rss_mb: float | None = None  # ray: replace a worker past this memory, between chunks
+    worker_max_calls: int | None = None  # ray: replace a worker after this many chunks
     worker_num_cpus: float = 1.0
     worker_num_gpus: float | None = None  # None: the plugin's @reward(num_gpus=...), else 0
     worker_resources: Mapping[str, float] = field(default_factory=dict)  # custom Ray resources per worker
@@ -293,6 +295,7 @@ def _validated(cfg: RewardConfig) -> RewardConfig:
     _check_int("num_workers", cfg.num_workers, minimum=1)
     _check_int("max_concurrency", cfg.max_concurrency, minimum=1)
     _check_int("max_sample_crashes", cfg.max_sample_crashes, minimum=1)
+    _check_recycling(cfg)
     _check_number("worker_num_cpus", cfg.worker_num_cpus)
     if cfg.worker_num_cpus < 0:
         raise ConfigError(f"reward.worker_num_cpus must be >= 0, not {cfg.worker_num_cpus!r}")
@@ -329,6 +332,13 @@ def _check_worker_hardware(cfg: RewardConfig) -> None:
             raise ConfigError(f"reward.worker_resources.{name} must be >= 0, not {amount!r}")
     if cfg.max_batch_size is not None:
         _check_int("max_batch_size", cfg.max_batch_size, minimum=1)
+
+
+def _check_recycling(cfg: RewardConfig) -> None:
+    if cfg.worker_max_rss_mb is not None:
+        _check_number("worker_max_rss_mb", cfg.worker_max_rss_mb, positive=True)
+    if cfg.worker_max_calls is not None:
+        _check_int("worker_max_calls", cfg.worker_max_calls, minimum=1)
 
 
 def _check_str(key: str, value: object, optional: bool = False) -> None:

@@ -18,8 +18,8 @@ from .errors import PluginLoadError, PluginNotInstalledError, RewardKwargsError
 from .resolve import BATCH_PARAMS, SAMPLE_PARAMS, import_target
 
 if TYPE_CHECKING:
-    from .compose import RewardSpec
     from .reference import RewardRef
+    from .spec import RewardSpec
 
 
 def preflight(spec: RewardSpec) -> None:
@@ -29,7 +29,7 @@ def preflight(spec: RewardSpec) -> None:
     does not accept, and :class:`~verl_rewards.errors.PluginLoadError` for a
     plugin whose import fails for a reason other than a missing module.
     """
-    from .compose import CompositeRef
+    from .spec import CompositeRef
 
     if isinstance(spec, CompositeRef):
         for component in spec.components:

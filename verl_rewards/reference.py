@@ -49,7 +49,7 @@ class RewardRef:
         if config.rewards:
             raise ConfigError(
                 "reward.rewards selects several rewards: reference them with "
-                "verl_rewards.compose.CompositeRef.from_config, or use Scorer.from_config"
+                "verl_rewards.spec.CompositeRef.from_config, or use Scorer.from_config"
             )
         if config.plugin is not None:
             return cls.from_plugin(discovery.select(config.plugin), config.kwargs)

@@ -12,7 +12,7 @@ from .config import ConfigSource, RewardConfig, load_config
 from .errors import ExecutorError
 from .executors import Executor, make_executor
 from .results import BatchResult, Provenance, assemble
-from .samples import SampleLike, as_samples
+from .samples import Sample, SampleLike, as_samples
 from .spec import RewardSpec, spec_from_config
 
 
@@ -31,6 +31,8 @@ class Scorer:
         self._executor: Executor | None = None  # made in start(): building a Scorer imports no Ray
         self._closed = False
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)  # notified when a run ends
+        self._running = 0  # score() calls in flight, submitted ones included
         self._background: ThreadPoolExecutor | None = None
 
     @classmethod
@@ -71,25 +73,46 @@ class Scorer:
         :class:`~verl_rewards.errors.RewardError`.
         """
         batch = as_samples(samples)
-        executor = self.start()._executor
-        assert executor is not None
-        began = time.perf_counter()
-        outcomes, metrics = executor.run(batch, self.config.on_error == "raise")
-        latency = time.perf_counter() - began
-        metrics = {"latency_s": latency, **metrics}
-        return assemble(outcomes, self.provenance, self.config.error_score, metrics)
+        executor = self._begin_run()
+        return self._run(executor, batch)
 
     def submit(self, samples: Iterable[SampleLike]) -> Future[BatchResult]:
-        """Start scoring ``samples`` in the background; return a future of the result."""
+        """Start scoring ``samples`` in the background; return a future of the result.
+
+        A submitted batch is scored even if :meth:`close` is called before it
+        starts: ``close`` waits for it.
+        """
         batch = as_samples(samples)  # malformed input fails here, in the caller
-        self.start()
+        executor = self._begin_run()
         with self._lock:
             if self._background is None:
                 self._background = ThreadPoolExecutor(1, thread_name_prefix="verl-rewards-scorer")
-            return self._background.submit(self.score, batch)
+            return self._background.submit(self._run, executor, batch)
+
+    def _begin_run(self) -> Executor:
+        """Start if needed and count one run in flight (``close`` waits for it)."""
+        self.start()
+        with self._lock:
+            if self._closed or self._executor is None:
+                raise ExecutorError(f"the scorer for {self.ref.display_name} is closed")
+            self._running += 1
+            return self._executor
+
+    def _run(self, executor: Executor, batch: Sequence[Sample]) -> BatchResult:
+        try:
+            began = time.perf_counter()
+            outcomes, metrics = executor.run(batch, self.config.on_error == "raise")
+            latency = time.perf_counter() - began
+        finally:
+            with self._lock:
+                self._running -= 1
+                self._idle.notify_all()
+        metrics = {"latency_s": latency, **metrics}
+        return assemble(outcomes, self.provenance, self.config.error_score, metrics)
 
     def close(self) -> None:
-        """Wait for submitted work, then stop the executor and release its workers."""
+        """Wait for running and submitted work, then stop the executor and release
+        its workers. Safe to call from another thread while ``score`` runs."""
         with self._lock:
             if self._closed:
                 return
@@ -97,5 +120,11 @@ class Scorer:
             background, self._background = self._background, None
         if background is not None:
             background.shutdown(wait=True)
-        if self._executor is not None:
-            self._executor.close()
+        with self._lock:
+            # Each run is bounded by the executor's own deadlines (timeout_s,
+            # worker replacement), so this wait ends.
+            while self._running:
+                self._idle.wait()
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.close()

@@ -93,12 +93,33 @@ def validate(value: Any, plugin: str, index: int) -> tuple[float, Mapping[str, A
             raise RewardValueError(plugin, index, f"a dict without a 'score' key (keys: {sorted(value)})")
         extra = {k: v for k, v in value.items() if k != "score"}
         value = value["score"]
-    if isinstance(value, (str, bytes)) or not isinstance(value, numbers.Real):
-        raise RewardValueError(plugin, index, f"expected a number, got {type(value).__name__} {value!r:.80}")
-    score = float(value)
+    score = _as_float(value, plugin, index)
     if not math.isfinite(score):
         raise RewardValueError(plugin, index, f"{score} is not a finite number")
     return score, extra
+
+
+def _as_float(value: Any, plugin: str, index: int) -> float:
+    """A real number (a bool, NumPy's included, counts as 0/1) as a float, or
+    :class:`RewardValueError`; never a conversion error of its own."""
+    kind = type(value)
+    is_bool = kind.__name__ in ("bool", "bool_") and kind.__module__ in ("builtins", "numpy")
+    if isinstance(value, (str, bytes)) or not (is_bool or isinstance(value, numbers.Real)):
+        raise RewardValueError(plugin, index, f"expected a number, got {kind.__name__} {_short_repr(value)}")
+    try:
+        return float(value)
+    except (OverflowError, TypeError, ValueError) as e:
+        raise RewardValueError(
+            plugin, index, f"{kind.__name__} {_short_repr(value)} cannot be a score ({type(e).__name__}: {e})"
+        ) from None
+
+
+def _short_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception as e:  # a reward's own __repr__, or an int too long to print
+        text = f"<unprintable: {type(e).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def failure(exc: BaseException) -> Outcome:
@@ -233,7 +254,7 @@ def _score_batch(
         try:
             score, extra = validate(value, loaded.display_name, first_index + i)
             outcomes.append(Outcome(score, extra, None, "ok"))
-        except RewardValueError as e:
+        except Exception as e:  # this value only: the rest of the batch keeps its scores
             outcomes.append(failure(e))
     return outcomes
 

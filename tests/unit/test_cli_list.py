@@ -22,8 +22,8 @@ def test_table_lists_name_distribution_version_target(capsys, testkit):
     assert ["exact_match", *dist, "verl_rewards_testkit.shapes:exact_match"] in rows
     assert ["stateful", *dist, "verl_rewards_testkit.shapes:LockedCounter"] in rows
     names = [r[0] for r in rows if r[1:2] == [testkit.name]]
-    assert names == ["async_exact", "batch_exact", "exact_match", "faulty", "sleepy",
-                     "slow_batch", "slow_cpu", "stateful"]
+    assert names == ["async_exact", "batch_exact", "exact_match", "faulty", "leaky", "node_killer",
+                     "odd_values", "sleepy", "slow_batch", "slow_cpu", "stateful", "unpicklable_extra"]
 
 
 def test_json_is_a_list_of_objects(capsys, testkit):

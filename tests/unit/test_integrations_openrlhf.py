@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import importlib.util
+import json
 import logging
 
 import pytest

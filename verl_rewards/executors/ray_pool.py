@@ -1,20 +1,24 @@
 """The ``ray`` executor: a pool of Ray actors that each resolve the reward once.
 
 The driver sends each actor a chunk of samples at a time (never a task per
-sample) and keeps every result in input order. It watches chunks that run
-past ``timeout_s``: the in-worker watchdog interrupts Python code, and when a
-call is stuck where it cannot (a C call), the driver reads the worker's
-progress, kills and replaces it, fails that one sample as a timeout and
-re-runs the chunk's others. A worker that dies is replaced and its samples are
-re-run one per chunk, so a sample that kills workers is found and failed after
-``max_sample_crashes`` deaths instead of being retried forever.
+sample) and keeps every result in input order. Actors stream a chunk's
+outcomes back in pieces as they are produced (:mod:`.ray_worker`), so when a
+worker dies the driver keeps what it received and re-runs only the rest, one
+sample per piece ("precise" mode), which pins the next death on the one
+sample that was running: that sample alone is charged a crash and re-run
+alone, and failed after ``max_sample_crashes`` deaths. It watches chunks that
+run past ``timeout_s``: the in-worker watchdog interrupts Python code, and
+when a call is stuck where it cannot (a C call), the driver reads the
+worker's progress, kills and replaces it, fails that one sample as a timeout
+and re-runs the chunk's unfinished others. Between chunks, a worker past
+``worker_max_calls`` chunks or ``worker_max_rss_mb`` of memory is replaced.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import os
+import re
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -26,11 +30,13 @@ from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from ..config import RewardConfig
 from ..dispatch import limits_for
-from ..errors import ExecutorError, PluginLoadError, PluginNotInstalledError, VerlRewardsError
+from ..errors import ExecutorError
 from ..outcomes import Outcome
 from ..samples import Sample, contiguous_runs
-from ..scoring import Limits, failure, raise_first_failure, timeout_outcome
+from ..scoring import failure, raise_first_failure, timeout_outcome
 from ..spec import RewardSpec, refs_of
+from . import ray_session
+from .ray_worker import Piece, RewardWorker
 
 log = logging.getLogger(__name__)
 
@@ -38,73 +44,28 @@ _HEARTBEAT_TIMEOUT_S = 2.0
 _GRACE_S = 1.0
 _MAX_CHUNK = 512
 _CHUNKS_PER_WORKER = 4
+START_TIMEOUT_S = 300.0  # a worker's start-up and reward import; then a clear error
+_MAX_START_FAILURES = 20
 _CLOSE_TIMEOUT_S = 10.0  # for class rewards' close() when the pool stops
-
-
-class RewardWorker:
-    """A Ray actor: resolves the reward once, then scores chunks."""
-
-    def __init__(self, spec: RewardSpec, limits: Limits, packages: list[bytes] | None = None) -> None:
-        from ..watchdog import Progress
-        from .shipping import unpack
-
-        for package in packages or ():
-            unpack(package)
-        self._spec = spec
-        self._limits = limits
-        self._progress = Progress()
-
-    def ready(self) -> dict[str, Any]:
-        """Resolve the reward in this process; report where we run."""
-        from ..dispatch import resolve_spec, timeout_of
-
-        node = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
-        try:
-            loaded = resolve_spec(self._spec)
-        except PluginNotInstalledError as e:
-            ref = next(r for r in refs_of(self._spec) if r.display_name == e.plugin)
-            raise PluginNotInstalledError(
-                ref.display_name,
-                f"it is not installed on worker node {node}. Install "
-                f"{ref.dist}=={ref.version} on every node, or set "
-                f"reward.ship_package=true to ship its package to the workers",
-                e.cause,
-            ) from None
-        except PluginLoadError as e:
-            raise PluginLoadError(e.plugin, f"on worker node {node}: {e}") from None
-        return {"pid": os.getpid(), "node": node, "timeout_s": timeout_of(loaded, self._limits)}
-
-    def score(self, samples: list[Sample], first_index: int) -> list[Outcome]:
-        """Score one chunk; ``first_index`` is its first sample's index in the batch."""
-        from ..dispatch import resolve_spec, score_spec
-
-        loaded = resolve_spec(self._spec)
-        return score_spec(loaded, samples, self._limits, first_index=first_index,
-                          progress=self._progress)
-
-    def shutdown(self) -> None:
-        """Close class rewards resolved in this worker (their ``close()``), before the pool kills it."""
-        from ..resolve import release
-
-        release(*refs_of(self._spec))
-
-    def progress(self) -> tuple[int | None, int, float, float | None]:
-        """The call in flight: first batch index, samples covered, running for,
-        allowed; answered from another thread."""
-        p = self._progress
-        index, span, started, allowed = p.index, p.span, p.started, p.allowed_s
-        return index, span, (time.monotonic() - started) if index is not None else 0.0, allowed
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass
 class _Slot:
     actor: Any
-    confirmed: bool = True  # has answered since it was (re)started
+    starting: Any = None  # the replacement's ready() call until it answers; chunks wait for it
+    since: float = 0.0  # when it was (re)started
+    calls: int = 0  # chunks finished since it was (re)started
+    rss_mb: float = 0.0  # resident memory it last reported
 
 
 @dataclass
 class _Chunk:
-    indices: list[int]
+    indices: list[int]  # a contiguous run of batch indices
+    precise: bool = False  # one sample per piece, each taken before the next starts
+    # A worker already died on these samples (in normal mode, so on which one is
+    # unknown): the first that kills a worker again is charged that death too.
+    died_on: bool = False
 
 
 @dataclass
@@ -112,7 +73,12 @@ class _InFlight:
     chunk: _Chunk
     slot: _Slot
     started: float
+    received: int = 0  # outcomes received so far, from the chunk's start
     checked: float = 0.0
+
+    @property
+    def unfinished(self) -> list[int]:
+        return self.chunk.indices[self.received:]
 
 
 @dataclass
@@ -121,7 +87,9 @@ class _RunState:
     queue: deque[_Chunk]
     crashes: dict[int, int] = field(default_factory=dict)
     restarts: int = 0
+    recycled: int = 0
     dispatched: int = 0
+    start_failures: int = 0
 
 
 class RayExecutor:
@@ -134,7 +102,7 @@ class RayExecutor:
         self._limits = limits_for(config)
         self._timeout_s: float | None = None  # the longest per-sample timeout, known once workers load
         self._slots: list[_Slot] = []
-        self._started_ray = False
+        self._holds_session = False
         self._actor_cls: Any = None
         self._packages: Any = None  # ObjectRef of the shipped packages, if any
 
@@ -142,7 +110,7 @@ class RayExecutor:
 
     def start(self) -> None:
         """Connect to Ray, start the actors and resolve the reward on each."""
-        self._connect()
+        self._holds_session = ray_session.acquire(self._config.ray_address)
         options: dict[str, Any] = {**self._hardware(), "max_concurrency": 2}
         if self._config.ship_package:
             from .shipping import pack
@@ -151,18 +119,26 @@ class RayExecutor:
         self._actor_cls = ray.remote(RewardWorker).options(**options)
         self._slots = [_Slot(self._new_actor()) for _ in range(self._config.num_workers)]
         try:
-            reports = ray.get([s.actor.ready.remote() for s in self._slots])
+            reports = ray.get([s.actor.ready.remote() for s in self._slots], timeout=START_TIMEOUT_S)
+        except GetTimeoutError:
+            self.close()
+            raise ExecutorError(self._cannot_start()) from None
         except RayTaskError as e:
             self.close()
-            raise _unwrap(e) from None
+            error = _unwrap(e)
+            raise error from error.__cause__
         except RayActorError as e:
             self.close()
             raise ExecutorError(f"reward workers for {self._name} died at start: {e}") from None
+        except BaseException:  # Ctrl-C while the workers start: release them and the session
+            self.close()
+            raise
         self._timeout_s = reports[0]["timeout_s"] if reports else self._limits.timeout_s
 
     def close(self) -> None:
-        """Close class rewards on each actor (bounded wait), kill the actors; shut
-        Ray down only if this executor started it."""
+        """Kill the actors; shut Ray down only if this executor was the last user
+        of a session that verl-rewards started. Class rewards are closed first, on
+        each actor (a bounded wait)."""
         if self._slots:
             try:
                 ray.wait([s.actor.shutdown.remote() for s in self._slots], num_returns=len(self._slots),
@@ -173,9 +149,9 @@ class RayExecutor:
             _kill(slot.actor)
         self._slots = []
         self._packages = None
-        if self._started_ray and ray.is_initialized():
-            ray.shutdown()
-        self._started_ray = False
+        if self._holds_session:
+            self._holds_session = False
+            ray_session.release()
 
     def _hardware(self) -> dict[str, Any]:
         """The per-worker resource request, refused now if the cluster can never meet it."""
@@ -193,15 +169,11 @@ class RayExecutor:
             )
         return options
 
-    def _connect(self) -> None:
-        if ray.is_initialized():
-            return
-        address = self._config.ray_address or os.environ.get("RAY_ADDRESS")
-        if address:
-            ray.init(address=address, log_to_driver=True)
-        else:
-            ray.init(include_dashboard=False, log_to_driver=True)
-            self._started_ray = True
+    def _cannot_start(self) -> str:
+        return (f"no reward worker for {self._name} started within {START_TIMEOUT_S:.0f} s: Ray could "
+                f"not place an actor needing num_cpus={self._config.worker_num_cpus} (see `ray status`), "
+                f"or the plugin takes that long to load. Lower reward.worker_num_cpus or "
+                f"reward.num_workers, or add nodes")
 
     def _new_actor(self) -> Any:
         return self._actor_cls.remote(self._spec, self._limits, self._packages)
@@ -216,18 +188,25 @@ class RayExecutor:
         in_flight: dict[Any, _InFlight] = {}
         idle = list(self._slots)
         while state.queue or in_flight:
-            while state.queue and idle:
-                self._dispatch(state.queue.popleft(), idle.pop(), samples, in_flight, state)
-            done, _ = ray.wait(list(in_flight), num_returns=1, timeout=self._poll_s())
-            for object_ref in done:
-                job = in_flight.pop(object_ref)
-                self._collect(object_ref, job, state)
-                idle.append(job.slot)
+            for slot in [s for s in idle if s.starting is None][:len(state.queue)]:
+                idle.remove(slot)
+                self._dispatch(state.queue.popleft(), slot, samples, in_flight, state)
+            starting = {s.starting: s for s in idle if s.starting is not None}
+            self._check_start_deadline(idle, in_flight)
+            ready, _ = ray.wait([*in_flight, *starting], num_returns=1, timeout=self._poll_s())
+            for stream in ready:
+                if stream in starting:
+                    self._confirm(starting[stream], state)
+                    continue
+                job = in_flight[stream]
+                if self._take(stream, job, state):
+                    del in_flight[stream]
+                    idle.append(self._after_chunk(job.slot, state))
                 if stop_on_error:
                     self._stop_at_first_failure(job.chunk, in_flight, state)
             idle.extend(self._check_overdue(in_flight, state))
-        metrics = {"worker_restarts": float(state.restarts), "chunks": float(state.dispatched),
-                   "workers": float(len(self._slots))}
+        metrics = {"worker_restarts": float(state.restarts), "worker_recycles": float(state.recycled),
+                   "chunks": float(state.dispatched), "workers": float(len(self._slots))}
         return [o if o is not None else timeout_outcome("not run") for o in state.outcomes], metrics
 
     def _chunks(self, n: int) -> list[_Chunk]:
@@ -242,38 +221,74 @@ class RayExecutor:
     ) -> None:
         # Chunks are always contiguous runs, so a first index locates every sample.
         part = [samples[i] for i in chunk.indices]
-        object_ref = slot.actor.score.remote(part, chunk.indices[0])
-        in_flight[object_ref] = _InFlight(chunk, slot, time.monotonic())
+        options: dict[str, Any] = {"num_returns": "streaming"}
+        if chunk.precise:  # the worker waits until we took each piece: a death is exact
+            options["_generator_backpressure_num_objects"] = 1
+        stream = slot.actor.score.options(**options).remote(part, chunk.indices[0], chunk.precise)
+        in_flight[stream] = _InFlight(chunk, slot, time.monotonic())
         state.dispatched += 1
 
-    def _collect(self, object_ref: Any, job: _InFlight, state: _RunState) -> None:
+    def _take(self, stream: Any, job: _InFlight, state: _RunState) -> bool:
+        """Take the next piece of a chunk; True when the chunk is over."""
         try:
-            outcomes = ray.get(object_ref)
+            piece: Piece = ray.get(next(stream))
+        except StopIteration:
+            return True
         except RayActorError:
             self._on_worker_death(job, state)
-            return
-        except RayTaskError as e:  # the scoring loop itself failed: fail the chunk
-            for i in job.chunk.indices:
-                state.outcomes[i] = failure(_unwrap(e))
-            return
-        job.slot.confirmed = True
-        for i, outcome in zip(job.chunk.indices, outcomes):
+            return True
+        except RayTaskError as e:  # the scoring loop itself failed: fail what is left
+            error = failure(_unwrap(e))
+            for i in job.unfinished:
+                state.outcomes[i] = error
+            return True
+        job.slot.rss_mb = piece.rss_mb
+        for i, outcome in zip(job.chunk.indices[piece.offset:], piece.outcomes):
             state.outcomes[i] = outcome
+        job.received = piece.offset + len(piece.outcomes)
+        return False
+
+    def _after_chunk(self, slot: _Slot, state: _RunState) -> _Slot:
+        """``slot``, its worker recycled first if past its call or memory budget."""
+        slot.calls += 1
+        max_calls, max_rss = self._config.worker_max_calls, self._config.worker_max_rss_mb
+        if (max_calls is not None and slot.calls >= max_calls) or (
+                max_rss is not None and slot.rss_mb > max_rss):
+            log.info("recycling reward worker for %s after %d chunk(s) at %.0f MiB",
+                     self._name, slot.calls, slot.rss_mb)
+            self._replace(slot, state)
+            state.restarts -= 1  # a planned replacement, not a fault
+            state.recycled += 1
+        return slot
 
     def _on_worker_death(self, job: _InFlight, state: _RunState) -> None:
         self._replace(job.slot, state)
-        for i in job.chunk.indices:
-            state.crashes[i] = state.crashes.get(i, 0) + 1
-            if state.crashes[i] >= self._config.max_sample_crashes:
-                state.outcomes[i] = Outcome(
-                    None, None,
-                    f"WorkerDied: the reward worker process died while scoring this sample "
-                    f"({state.crashes[i]} times); not retried again", "failed",
-                )
-            else:  # re-run alone, so a second death identifies the culprit
-                state.queue.append(_Chunk([i]))
-        log.warning("reward worker for %s died; %d sample(s) re-queued",
-                    self._name, len(job.chunk.indices))
+        unfinished = job.unfinished
+        if not unfinished:
+            return
+        if not job.chunk.precise:  # the culprit is among the unfinished: find it exactly
+            state.queue.append(_Chunk(unfinished, precise=True, died_on=True))
+            log.warning("reward worker for %s died; %d unfinished sample(s) re-run one at a time",
+                        self._name, len(unfinished))
+            return
+        # Samples run in order and the ones before the culprit just passed, so it
+        # is also the one that killed the worker in normal mode (if that is how
+        # this chunk came about): both deaths are its own.
+        culprit, rest = unfinished[0], unfinished[1:]
+        charged = 2 if job.chunk.died_on else 1
+        crashes = state.crashes[culprit] = state.crashes.get(culprit, 0) + charged
+        if crashes >= self._config.max_sample_crashes:
+            state.outcomes[culprit] = Outcome(
+                None, None,
+                f"WorkerDied: the reward worker process died while scoring this sample "
+                f"({crashes} time{'s' if crashes > 1 else ''}); not retried again", "failed",
+            )
+        else:  # re-run alone: a second death confirms the culprit
+            state.queue.append(_Chunk([culprit], precise=True))
+        if rest:
+            state.queue.append(_Chunk(rest))
+        log.warning("reward worker for %s died on sample %d (crash %d of at most %d)",
+                    self._name, culprit, crashes, self._config.max_sample_crashes)
 
     def _check_overdue(self, in_flight: dict[Any, _InFlight], state: _RunState) -> list[_Slot]:
         if self._timeout_s is None:
@@ -289,43 +304,75 @@ class RayExecutor:
             if stuck is None:
                 continue
             del in_flight[object_ref]
-            self._replace(job.slot, state)
             freed.append(job.slot)
+            if stuck == "dead":
+                self._on_worker_death(job, state)
+                continue
+            self._replace(job.slot, state)
             self._requeue_after_stall(job, stuck, state)
         return freed
 
     def _stuck_index(self, job: _InFlight, limit: float) -> int | str | None:
-        """The batch index stuck past ``limit``; "unknown" if the worker cannot answer."""
+        """The batch index stuck past ``limit``: "unknown" if the worker cannot
+        answer, "dead" if it is gone (its node died), None if it is not stuck."""
         try:
             index, span, running_for, allowed = ray.get(job.slot.actor.progress.remote(),
                                                         timeout=_HEARTBEAT_TIMEOUT_S)
-        except (GetTimeoutError, RayActorError):
-            # Holding the GIL in C, or dead. A replacement still starting up
-            # (importing a heavy plugin) cannot answer either: give it longer.
-            starting = not job.slot.confirmed and time.monotonic() - job.started < 10 * limit
-            return None if starting else "unknown"
-        job.slot.confirmed = True
+        except RayActorError:
+            return "dead"
+        except GetTimeoutError:  # holding the GIL in C
+            return "unknown"
         if index is None or allowed is None or running_for < allowed + _GRACE_S:
             return None
         if span > 1:  # a batch or async call over several samples: no single culprit
             return "unknown"
-        return int(index) if index in job.chunk.indices else "unknown"
+        return int(index) if index in job.unfinished else "unknown"
 
     def _requeue_after_stall(self, job: _InFlight, stuck: int | str, state: _RunState) -> None:
         message = f"exceeded timeout_s={self._timeout_s:g} in code Python could not interrupt; worker replaced"
-        indices = job.chunk.indices
-        if isinstance(stuck, str) and len(indices) > 1:
-            state.queue.extend(_Chunk([i]) for i in indices)  # isolate to find the culprit
+        unfinished = job.unfinished
+        if not unfinished:
             return
-        culprit = indices[0] if isinstance(stuck, str) else stuck
+        if isinstance(stuck, str) and not job.chunk.precise and len(unfinished) > 1:
+            state.queue.append(_Chunk(unfinished, precise=True))  # pins the next stall exactly
+            return
+        # In precise mode the worker runs one sample at a time, each only after we
+        # took the one before: the stuck one is the first we have not received.
+        culprit = unfinished[0] if isinstance(stuck, str) else stuck
         state.outcomes[culprit] = timeout_outcome(message)
-        state.queue.extend(_Chunk(run) for run in contiguous_runs(i for i in indices if i != culprit))
+        state.queue.extend(_Chunk(run) for run in contiguous_runs(i for i in unfinished if i != culprit))
 
     def _replace(self, slot: _Slot, state: _RunState) -> None:
         _kill(slot.actor)
         slot.actor = self._new_actor()
-        slot.confirmed = False
+        # Chunks go to it once it has resolved the reward, so a replacement that
+        # cannot be placed (its node died, no free CPU) never holds up the batch.
+        slot.starting, slot.since = slot.actor.ready.remote(), time.monotonic()
+        slot.calls, slot.rss_mb = 0, 0.0
         state.restarts += 1
+
+    def _confirm(self, slot: _Slot, state: _RunState) -> None:
+        """A replacement answered ``ready()``: use it, or replace it again if it died."""
+        try:
+            ray.get(slot.starting)
+        except RayActorError:
+            state.start_failures += 1
+            if state.start_failures > _MAX_START_FAILURES:
+                raise ExecutorError(f"reward workers for {self._name} keep dying as they start "
+                                    f"({state.start_failures} times); see the Ray worker logs") from None
+            self._replace(slot, state)
+            return
+        except RayTaskError as e:
+            error = _unwrap(e)
+            raise error from error.__cause__
+        slot.starting = None
+
+    def _check_start_deadline(self, idle: list[_Slot], in_flight: dict[Any, _InFlight]) -> None:
+        """Fail, rather than wait forever, when no worker is left to score on."""
+        if in_flight or any(s.starting is None for s in idle):
+            return
+        if all(time.monotonic() - s.since > START_TIMEOUT_S for s in idle):
+            raise ExecutorError(self._cannot_start())
 
     def _poll_s(self) -> float:
         timeout = self._timeout_s
@@ -352,8 +399,11 @@ def _kill(actor: Any) -> None:
 
 
 def _unwrap(error: RayTaskError) -> Exception:
-    cause = error.as_instanceof_cause()  # type: ignore[no-untyped-call]
+    """The exception a worker raised, with its own type and cause (not Ray's wrapper)."""
     inner = getattr(error, "cause", None)
-    if isinstance(inner, VerlRewardsError):
+    if isinstance(inner, Exception):
+        cause = getattr(inner, "cause", None)  # our errors carry the original exception
+        if isinstance(cause, BaseException) and inner.__cause__ is None:
+            inner.__cause__ = cause
         return inner
-    return cause if isinstance(cause, Exception) else ExecutorError(str(error))
+    return ExecutorError(_ANSI.sub("", str(error)))
