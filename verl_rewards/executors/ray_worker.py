@@ -26,9 +26,9 @@ from ..samples import Sample
 from ..scoring import Limits, Outcome
 from ..watchdog import Progress
 
-FLUSH_S = 0.01  # how much scoring a normal-mode piece holds: bounds what a crash re-runs
+FLUSH_S = 0.05  # how much scoring a normal-mode piece holds: bounds what a crash re-runs
 _FIRST_PIECE = 8
-_MAX_PIECE = 4096
+_MAX_PIECE = 128  # and at most this many samples: bounds the precise re-run after a crash
 
 
 class Piece(NamedTuple):
