@@ -27,9 +27,9 @@ from ..scoring import Limits
 from ..spec import RewardSpec, refs_of
 from ..watchdog import Progress
 
-FLUSH_S = 0.01  # how much scoring a normal-mode piece holds: bounds what a crash re-runs
+FLUSH_S = 0.05  # how much scoring a normal-mode piece holds: bounds what a crash re-runs
 _FIRST_PIECE = 8
-_MAX_PIECE = 4096
+_MAX_PIECE = 128  # and at most this many samples: bounds the precise re-run after a crash
 
 
 class Piece(NamedTuple):
