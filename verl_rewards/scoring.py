@@ -87,6 +87,12 @@ def validate(value: Any, plugin: str, index: int) -> tuple[float, Mapping[str, A
     """A reward's return value as ``(score, extra)``, or :class:`RewardValueError`."""
     if type(value) is float and value - value == 0.0:  # fast path: a finite float
         return value, None
+    if type(value) is dict:  # fast path: a plain dict with a finite float score
+        score = value.get("score")
+        if type(score) is float and score - score == 0.0:
+            rest = value.copy()
+            del rest["score"]
+            return score, rest
     extra: Mapping[str, Any] | None = None
     if isinstance(value, Mapping):
         if "score" not in value:

@@ -5,7 +5,7 @@ import pickle
 import pytest
 
 from verl_rewards import RewardError, Scorer
-from verl_rewards.compose import CompositeRef, spec_from_config
+from verl_rewards.spec import CompositeRef, spec_from_config
 from verl_rewards.config import load_config
 from verl_rewards.errors import ConfigError, PluginNotFoundError
 
@@ -124,3 +124,16 @@ def test_route_without_rewards_is_an_error():
 def test_dotlist_overrides_reach_components(format_file):
     config = load_config(_cfg(format_file), ["reward.rewards.format.weight=0.25"])
     assert [c.weight for c in config.components] == [1.0, 0.25]
+
+
+@pytest.mark.timeout(30)
+def test_a_data_source_that_is_not_a_string_is_routed_by_its_text_and_fails_only_itself(format_file):
+    cfg = _cfg(format_file, route={"a": ["correct", "format"], "['x', 'y']": "format"})
+    rows = [_row("a", "1"), {**_row("a", "1"), "data_source": ["x", "y"]},
+            {**_row("a", "<1"), "data_source": ["q"]}, _row("a", "<1")]
+    with Scorer.from_config(cfg) as scorer:
+        result = scorer.score(rows)
+    assert result.scores == [1.0, 0.0, 0.0, 0.5]
+    assert result.errors[:2] == [None, None]  # the list's text matched its route
+    assert result.errors[2].startswith("RoutingError: no reward is routed for data_source ['q']")
+    assert result.errors[3] is None
