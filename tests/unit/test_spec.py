@@ -5,9 +5,9 @@ import pickle
 import pytest
 
 from verl_rewards import RewardError, Scorer
-from verl_rewards.spec import CompositeRef, spec_from_config
 from verl_rewards.config import load_config
 from verl_rewards.errors import ConfigError, PluginNotFoundError
+from verl_rewards.spec import CompositeRef, spec_from_config
 
 FORMAT = '''
 def compute_score(data_source, solution_str, ground_truth, extra_info=None):
