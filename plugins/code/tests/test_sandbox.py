@@ -315,6 +315,16 @@ def test_a_program_cannot_read_a_dataset_beside_the_tests_or_in_tmp(namespaces: 
     assert weak.stdout.count('{"data_source"') == 2
 
 
+def _interpreter_roots_under(tmp: str) -> set[str]:
+    """The names directly under ``tmp`` on the way to this interpreter's prefixes."""
+    names = set()
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.realpath(sys.executable)}:
+        relative = os.path.relpath(os.path.realpath(prefix), os.path.realpath(tmp))
+        if not relative.startswith(".."):
+            names.add(relative.split(os.sep)[0])
+    return names
+
+
 def test_a_program_cannot_list_other_runs_or_ray_logs(namespaces: Isolation) -> None:
     other: dict[str, RunResult] = {}
     sleeper = threading.Thread(target=lambda: other.update(r=run("import time\ntime.sleep(3)", limits=SLOW)))
@@ -341,7 +351,12 @@ def test_a_program_cannot_list_other_runs_or_ray_logs(namespaces: Isolation) -> 
         sleeper.join(timeout=30)
     assert result.ok, result.stderr
     own, *rest = result.stdout.splitlines()
-    assert len(ast.literal_eval(own)) == 1  # only this run's own (nearly empty) tree
+    listed = ast.literal_eval(own)
+    # Only this run's own (nearly empty) tree, and the way to the interpreter when
+    # it is installed under the temporary directory (a venv in a checkout there).
+    runs = [name for name in listed if name.startswith("verl-rewards-code-")]
+    assert len(runs) == 1 and runs[0] not in {p.parts[-3] for p in others}
+    assert set(listed) - set(runs) <= _interpreter_roots_under(tmp)
     assert rest == ["FileNotFoundError"] * (len(targets) - 1)
     if os.path.isdir("/tmp/ray"):
         assert os.listdir("/tmp/ray")  # what the program would have seen
