@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import time
-from collections.abc import Callable
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,8 @@ from verl_rewards import Scorer
 
 ROOT = Path(__file__).resolve().parent.parent
 REWARDS = ROOT / "benchmarks" / "rewards.py"
+sys.path.insert(0, str(REWARDS.parent))
+from bench_executors import best_of  # noqa: E402  (one timing rule for every benchmark)
 
 
 def _batch_module() -> Any:
@@ -35,16 +36,6 @@ def _batch_module() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    """Best wall time of ``repeat`` runs, in seconds."""
-    times = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - began)
-    return min(times)
 
 
 def main(argv: list[str] | None = None) -> int:
