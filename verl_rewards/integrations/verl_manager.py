@@ -14,39 +14,33 @@ of one event-loop iteration into one batch, and scores it through the reward
 section ``reward.verl_rewards`` describes (a plugin, a file, or ``rewards`` +
 ``route``; timeouts, crash isolation, per-sample errors). With ``executor:
 ray`` (the default) every reward-loop actor of the job shares one pool of
-``reward.verl_rewards.num_workers`` reward actors: a named actor that drives
-the pool, created by the first manager and gone with the job.
+``reward.verl_rewards.num_workers`` reward actors
+(:mod:`verl_rewards.executors.shared_pool`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import logging
-import pickle
 import threading
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-import ray
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
 from verl_rewards.config import RewardConfig, load_config
 from verl_rewards.errors import ConfigError
+from verl_rewards.executors.shared_pool import SharedPool
 from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import build_scorer, plain
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
-from verl_rewards.scorer import Scorer
 from verl_rewards.spec import RewardSpec, spec_from_config
 
 __all__ = ["RewardManager"]
 
-log = logging.getLogger("verl_rewards.integrations")
 
 SECTION = "verl_rewards"  # reward.verl_rewards: the verl-rewards reward section
 ERROR_KEY = "error"
-_HOST_GRACE_S = 120.0  # beyond the pool's own deadlines, for Ray itself
 
 
 class RewardManager(RewardManagerBase):
@@ -186,60 +180,8 @@ class _LocalBackend:
         return await asyncio.to_thread(self._scorer.score, samples)
 
 
-class PoolHost:
-    """A Ray actor that drives one pool of reward actors for every reward-loop actor."""
-
-    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
-        self._scorer = Scorer(spec, config).start()
-        self._lock = threading.Lock()  # one batch at a time: each spans the whole pool
-
-    def score(self, samples: list[Sample]) -> BatchResult:
-        with self._lock:
-            return self._scorer.score(samples)
-
-
-class _RayBackend:
-    """``executor: ray``: the job's shared pool, found (or started) by name."""
-
-    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
-        self._spec, self._config = spec, config
-        digest = hashlib.sha256(pickle.dumps((spec, config))).hexdigest()[:16]
-        job = ray.get_runtime_context().get_job_id()
-        self._name = f"verl_rewards_pool_{job}_{digest}"
-        self._host = self._connect()
-
-    def _connect(self) -> Any:
-        # get_if_exists makes creating the one shared pool race-free across actors.
-        host = ray.remote(PoolHost).options(
-            name=self._name, get_if_exists=True, num_cpus=0, max_concurrency=64,
-        ).remote(self._spec, self._config)
-        return host
-
-    async def score(self, samples: list[Sample]) -> BatchResult:
-        deadline = _deadline_s(self._config, len(samples))
-        for attempt in (1, 2):
-            try:
-                return await asyncio.wait_for(self._host.score.remote(samples), deadline)
-            except ray.exceptions.RayActorError:
-                if attempt == 2:
-                    raise
-                log.warning("the verl-rewards pool %s died; starting it again", self._name)
-                self._host = self._connect()
-        raise AssertionError("unreachable")
-
-
-def _backend(spec: RewardSpec, config: RewardConfig) -> _LocalBackend | _RayBackend:
-    return _LocalBackend(spec, config) if config.executor == "local" else _RayBackend(spec, config)
-
-
-def _deadline_s(config: RewardConfig, n: int) -> float | None:
-    """A backstop for one batch: the pool enforces per-sample timeouts itself."""
-    if config.timeout_s is None:
-        return None  # no per-sample limit was asked for
-    # "auto": the plugin's declared timeout, unknown here; assume a generous one.
-    timeout = config.timeout_s if isinstance(config.timeout_s, (int, float)) else 300.0
-    rounds = -(-n // max(1, config.num_workers))
-    return float(timeout) * (rounds + 2) + _HOST_GRACE_S
+def _backend(spec: RewardSpec, config: RewardConfig) -> _LocalBackend | SharedPool:
+    return _LocalBackend(spec, config) if config.executor == "local" else SharedPool(spec, config)
 
 
 def _run_sync(coroutine: Any) -> BatchResult:
