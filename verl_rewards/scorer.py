@@ -15,6 +15,8 @@ from .results import BatchResult, Provenance, assemble
 from .samples import Sample, SampleLike, as_samples
 from .spec import RewardSpec, spec_from_config
 
+_BACKGROUND = "verl-rewards-scorer"  # the name of submit()'s thread
+
 
 class Scorer:
     """Scores batches of samples with the reward a config selects.
@@ -86,7 +88,7 @@ class Scorer:
         executor = self._begin_run()
         with self._lock:
             if self._background is None:
-                self._background = ThreadPoolExecutor(1, thread_name_prefix="verl-rewards-scorer")
+                self._background = ThreadPoolExecutor(1, thread_name_prefix=_BACKGROUND)
             return self._background.submit(self._run, executor, batch)
 
     def _begin_run(self) -> Executor:
@@ -113,6 +115,11 @@ class Scorer:
     def close(self) -> None:
         """Wait for running and submitted work, then stop the executor and release
         its workers. Safe to call from another thread while ``score`` runs."""
+        if threading.current_thread().name.startswith(_BACKGROUND):
+            # Called from a submitted batch's thread (a future's done-callback): that
+            # thread cannot wait for itself, so a helper thread closes once it is free.
+            threading.Thread(target=self.close, name="verl-rewards-close", daemon=True).start()
+            return
         with self._lock:
             if self._closed:
                 return

@@ -67,13 +67,23 @@ def score_samples(
     if loaded.shape == "batch":
         outcomes = _score_batches(loaded, samples, limits, first_index, progress)
     elif loaded.is_async:
-        outcomes = aio.run(_score_async(loaded, samples, limits, first_index))
+        outcomes = _run_async(loaded, samples, limits, first_index, progress.allowed_s)
     else:
         outcomes = _score_sync(loaded, samples, limits, stop_on_error, first_index, progress)
     progress.index = None
     if stop_on_error:
         raise_first_failure(loaded.display_name, outcomes, first_index)
     return outcomes
+
+
+def _run_async(
+    loaded: LoadedReward, samples: Sequence[Sample], limits: Limits, first_index: int,
+    allowed: float | None,
+) -> list[Outcome]:
+    try:
+        return aio.run(_score_async(loaded, samples, limits, first_index), allowed)
+    except SampleTimeout as e:  # a coroutine that never awaits: which one is unknown
+        return [timeout_outcome(f"{e} (exceeded timeout_s={limits.timeout_s})")] * len(samples)
 
 
 def raise_first_failure(reward: str, outcomes: Sequence[Outcome | None], first_index: int = 0) -> None:
@@ -276,7 +286,7 @@ def _call_batch(loaded: LoadedReward, columns: list[list[Any]], progress: Progre
             except asyncio.TimeoutError:
                 raise SampleTimeout() from None
 
-        return aio.run(run())
+        return aio.run(run(), allowed)
     if allowed is None:
         return loaded.invoke(*columns)
     with Watchdog(progress, allowed) as watchdog:

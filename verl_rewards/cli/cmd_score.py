@@ -9,7 +9,7 @@ import math
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,20 +101,56 @@ def run(args: argparse.Namespace) -> int:
 
     format_of(args.input, "input")
     format_of(args.output, "output")  # fail on a bad extension before any work
+    _check_distinct(args.input, args.output)
     scorer = _scorer(args.config, args.overrides)
     total = None if is_stdio(args.input) else _validate_input(args.input)
     sink, done = open_sink(args.output, args.resume)
     tally, timing = _Tally(), _Timing()
     try:
-        _score_stream(scorer, args, sink, done, total, tally, timing)
+        with _sigterm_as_interrupt():
+            _score_stream(scorer, args, sink, done, total, tally, timing)
     except BaseException as e:
         sink.close(failed=True)
         if isinstance(e, KeyboardInterrupt):
-            print(f"verl-rewards: interrupted: {label(args.output, 'output')} holds "
-                  f"{done + tally.scored} whole rows; add --resume to continue", file=sys.stderr)
+            where = label(args.output, "output")
+            hint = ("" if is_stdio(args.output) else "; add --resume to continue")
+            print(f"verl-rewards: interrupted: {where} holds {done + tally.scored} whole rows{hint}",
+                  file=sys.stderr)
         raise
     sink.close()
     return _finish(args, scorer, tally, timing, done)
+
+
+def _check_distinct(source: Path, target: Path) -> None:
+    """Writing over the input would read an emptied file (and --resume would skip it all)."""
+    from .errors import UsageError
+
+    if is_stdio(source) or is_stdio(target):
+        return
+    if source.resolve() == target.resolve():
+        raise UsageError(f"the output file is the input file ({source}); write the scored rows "
+                         f"to another file")
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (kill, timeout, a job scheduler) ends the run like Ctrl-C: whole rows kept,
+    a Parquet output closed readable."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _score_stream(

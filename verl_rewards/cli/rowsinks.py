@@ -54,15 +54,17 @@ def encode_line(row: dict[str, Any]) -> str:
 
 
 class _JsonlSink:
-    def __init__(self, file: IO[str], owned: bool, created: Path | None = None) -> None:
+    def __init__(self, file: IO[str], owned: bool, created: Path | None = None,
+                 restore: Any = None) -> None:
         self._file, self._owned = file, owned
         self._created = created  # the path, when this run made the file
         self._written = 0
+        self._restore = restore  # gives stdout back, for rows written there
 
     @classmethod
     def open(cls, path: Path, resume: bool) -> tuple[_JsonlSink, int]:
         if is_stdio(path):
-            return cls(sys.stdout, owned=False), 0
+            return cls(*_claim_stdout()), 0
         done = _complete_lines(path) if resume and path.exists() else 0
         created = None if path.exists() else path
         try:
@@ -80,8 +82,45 @@ class _JsonlSink:
     def close(self, failed: bool = False) -> None:
         if self._owned:
             self._file.close()
+        if self._restore is not None:
+            self._restore()
+            self._restore = None
         if failed and self._created is not None and not self._written:
             self._created.unlink(missing_ok=True)
+
+
+def _claim_stdout() -> tuple[IO[str], bool, None, Any]:
+    """A private handle on stdout for the rows; while it is open, whatever else
+    writes to stdout (a reward's print; a native library, when stdout is the
+    process's own) goes to stderr, so the JSONL stream holds nothing but rows."""
+    previous = sys.stdout
+    previous.flush()
+    saved_fd = _dup_stdout() if previous is sys.__stdout__ else None
+    if saved_fd is None:  # stdout is already redirected in Python (an embedding host, a test)
+        sys.stdout = sys.stderr
+
+        def give_back() -> None:
+            sys.stdout = previous
+
+        return previous, False, None, give_back
+    rows = os.fdopen(os.dup(saved_fd), "w", encoding="utf-8", closefd=True)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def restore() -> None:
+        sys.stderr.flush()
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+        sys.stdout = previous
+
+    return rows, True, None, restore
+
+
+def _dup_stdout() -> int | None:
+    try:
+        return os.dup(1)
+    except OSError:  # no file descriptor 1
+        return None
 
 
 def _safe_line(row: dict[str, Any]) -> str:

@@ -56,6 +56,8 @@ def shortfall(
 ) -> list[str]:
     """Each resource the pool needs beyond what the whole cluster has, as text."""
     wanted: dict[str, float] = {}
+    if options.get("num_cpus"):
+        wanted["CPU"] = float(options["num_cpus"])  # type: ignore[arg-type]
     if options.get("num_gpus"):
         wanted["GPU"] = float(options["num_gpus"])  # type: ignore[arg-type]
     resources = options.get("resources") or {}

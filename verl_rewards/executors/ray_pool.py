@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -75,6 +76,7 @@ class _InFlight:
     started: float
     received: int = 0  # outcomes received so far, from the chunk's start
     checked: float = 0.0
+    silent_since: float | None = None  # when its worker first failed to answer a heartbeat
 
     @property
     def unfinished(self) -> list[int]:
@@ -102,6 +104,7 @@ class RayExecutor:
         self._limits = limits_for(config)
         self._timeout_s: float | None = None  # the longest per-sample timeout, known once workers load
         self._slots: list[_Slot] = []
+        self._run_lock = threading.Lock()
         self._holds_session = False
         self._actor_cls: Any = None
         self._packages: Any = None  # ObjectRef of the shipped packages, if any
@@ -111,13 +114,17 @@ class RayExecutor:
     def start(self) -> None:
         """Connect to Ray, start the actors and resolve the reward on each."""
         self._holds_session = ray_session.acquire(self._config.ray_address)
-        options: dict[str, Any] = {**self._hardware(), "max_concurrency": 2}
-        if self._config.ship_package:
-            from .shipping import pack
+        try:
+            options: dict[str, Any] = {**self._hardware(), "max_concurrency": 2}
+            if self._config.ship_package:
+                from .shipping import pack
 
-            self._packages = ray.put([pack(r) for r in refs_of(self._spec) if r.kind == "plugin"])
-        self._actor_cls = ray.remote(RewardWorker).options(**options)
-        self._slots = [_Slot(self._new_actor()) for _ in range(self._config.num_workers)]
+                self._packages = ray.put([pack(r) for r in refs_of(self._spec) if r.kind == "plugin"])
+            self._actor_cls = ray.remote(RewardWorker).options(**options)
+            self._slots = [_Slot(self._new_actor()) for _ in range(self._config.num_workers)]
+        except BaseException:  # a package that cannot ship, an impossible request, Ctrl-C
+            self.close()
+            raise
         try:
             reports = ray.get([s.actor.ready.remote() for s in self._slots], timeout=START_TIMEOUT_S)
         except GetTimeoutError:
@@ -181,11 +188,29 @@ class RayExecutor:
     # -- one batch ---------------------------------------------------------------
 
     def run(self, samples: Sequence[Sample], stop_on_error: bool) -> tuple[list[Outcome], dict[str, float]]:
-        """Score ``samples`` on the pool; outcomes in input order."""
+        """Score ``samples`` on the pool; outcomes in input order. Batches run one at a
+        time: each spans every worker, and a worker's progress record is one chunk's."""
         if not self._slots:
             raise ExecutorError(f"the Ray executor for {self._name} is not started")
-        state = _RunState([None] * len(samples), deque(self._chunks(len(samples))))
-        in_flight: dict[Any, _InFlight] = {}
+        with self._run_lock:
+            state = _RunState([None] * len(samples), deque(self._chunks(len(samples))))
+            in_flight: dict[Any, _InFlight] = {}
+            try:
+                self._run(samples, stop_on_error, state, in_flight)
+            except BaseException:
+                # Workers still on chunks of this batch are replaced, so the next
+                # batch never shares an actor (or its progress record) with them.
+                for job in in_flight.values():
+                    self._replace(job.slot, state)
+                raise
+        if stop_on_error:  # stalls and deaths the driver found, too
+            raise_first_failure(self._name, state.outcomes)
+        metrics = {"worker_restarts": float(state.restarts), "worker_recycles": float(state.recycled),
+                   "chunks": float(state.dispatched), "workers": float(len(self._slots))}
+        return [o if o is not None else timeout_outcome("not run") for o in state.outcomes], metrics
+
+    def _run(self, samples: Sequence[Sample], stop_on_error: bool, state: _RunState,
+             in_flight: dict[Any, _InFlight]) -> None:
         idle = list(self._slots)
         while state.queue or in_flight:
             for slot in [s for s in idle if s.starting is None][:len(state.queue)]:
@@ -205,9 +230,6 @@ class RayExecutor:
                 if stop_on_error:
                     self._stop_at_first_failure(job.chunk, in_flight, state)
             idle.extend(self._check_overdue(in_flight, state))
-        metrics = {"worker_restarts": float(state.restarts), "worker_recycles": float(state.recycled),
-                   "chunks": float(state.dispatched), "workers": float(len(self._slots))}
-        return [o if o is not None else timeout_outcome("not run") for o in state.outcomes], metrics
 
     def _chunks(self, n: int) -> list[_Chunk]:
         size = self._config.chunk_size or max(
@@ -320,8 +342,13 @@ class RayExecutor:
                                                         timeout=_HEARTBEAT_TIMEOUT_S)
         except RayActorError:
             return "dead"
-        except GetTimeoutError:  # holding the GIL in C
-            return "unknown"
+        except GetTimeoutError:  # holding the GIL: in C, or a long pure-Python call
+            # Silent for as long as a timeout (not just one 2 s heartbeat) before it
+            # counts as stuck: a call under its allowance may hold the GIL a while.
+            now = time.monotonic()
+            job.silent_since = job.silent_since or now
+            return "unknown" if now - job.silent_since >= limit else None
+        job.silent_since = None
         if index is None or allowed is None or running_for < allowed + _GRACE_S:
             return None
         if span > 1:  # a batch or async call over several samples: no single culprit
@@ -384,10 +411,7 @@ class RayExecutor:
         outcomes = [state.outcomes[i] for i in chunk.indices]
         if all(o is None or o.status == "ok" for o in outcomes):
             return
-        # Actors still working on abandoned chunks are replaced, so the next batch
-        # never shares an actor (and its progress record) with a stale chunk.
-        for job in in_flight.values():
-            self._replace(job.slot, state)
+        # run() replaces the actors still working on abandoned chunks.
         raise_first_failure(self._name, outcomes, chunk.indices[0])
 
 
