@@ -126,7 +126,8 @@ def test_every_reward_loop_actor_shares_one_pool(ray_session, tokenizer_dir):
     run_batch.data = batch(tokenizer_dir, [("d", "42", "42"), ("d", "41", "42")] * 16)
     output, _ = score_with(verl_config(tokenizer_dir, [
         *MANAGER, "+reward.verl_rewards.plugin=exact_match", "+reward.verl_rewards.num_workers=2",
-        "+reward.verl_rewards.worker_num_cpus=0.5", "+reward.verl_rewards.chunk_size=4"]),
+        "+reward.verl_rewards.worker_num_cpus=0.5", "+reward.verl_rewards.chunk_size=4",
+        "+reward.verl_rewards.extra_keys=[pid]"]),
         per_sample=True)
     assert len(run_batch.pools) == 1  # two reward-loop actors, one named pool
     assert [r["reward_score"] for r in run_batch.per_sample] == [1.0, 0.0] * 16
@@ -211,12 +212,29 @@ def test_the_prompt_reaches_a_reward_that_asks_for_it(ray_session, tokenizer_dir
     with_raw = batch(tokenizer_dir, [("d", "7", "7")])
     output, _ = score_with(verl_config(tokenizer_dir, [
         *MANAGER, f"+reward.verl_rewards.path={reward}", "+reward.verl_rewards.name=judge",
-        "+reward.verl_rewards.executor=local"]))
+        "+reward.verl_rewards.executor=local", "+reward.verl_rewards.extra_keys=[prompt]"]))
     assert list(output.non_tensor_batch["prompt"]) == ["hello", "hello"]  # decoded prompt ids
     chat = [{"role": "user", "content": "say 7"}]
     with_raw.non_tensor_batch["raw_prompt"] = np.array([chat], dtype=object)
     run_batch.data = with_raw
     output, _ = score_with(verl_config(tokenizer_dir, [
         *MANAGER, f"+reward.verl_rewards.path={reward}", "+reward.verl_rewards.name=judge",
-        "+reward.verl_rewards.executor=local"]))
+        "+reward.verl_rewards.executor=local", "+reward.verl_rewards.extra_keys=[prompt]"]))
     assert list(output.non_tensor_batch["prompt"]) == [chat]  # verl's raw chat messages
+
+
+def test_a_reward_loop_actor_whose_chunk_all_failed_keeps_every_column(ray_session, tokenizer_dir, tmp_path):
+    reward = tmp_path / "acc.py"
+    reward.write_text(
+        "def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n"
+        "    if solution_str == 'raise':\n"
+        "        raise ValueError('no')\n"
+        "    return {'score': 1.0, 'acc': 1.0, 'unlisted': 3}\n")
+    # verl splits the batch in two: actor 0 gets the raising half, actor 1 the good one.
+    run_batch.data = batch(tokenizer_dir, [("d", "raise", "42")] * 4 + [("d", "42", "42")] * 4)
+    output, _ = score_with(verl_config(tokenizer_dir, [
+        *MANAGER, f"+reward.verl_rewards.path={reward}", "+reward.verl_rewards.executor=local",
+        "+reward.verl_rewards.extra_keys=[acc]"]))
+    assert output.meta_info["reward_extra_keys"] == ["acc", "error"]
+    assert list(output.non_tensor_batch["acc"]) == [None] * 4 + [1.0] * 4
+    assert [e is None for e in output.non_tensor_batch["error"]] == [False] * 4 + [True] * 4

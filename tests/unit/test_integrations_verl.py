@@ -277,3 +277,16 @@ def test_async_entry_is_awaited_by_verl_and_runs_an_async_plugin_concurrently(mo
 def test_async_entry_runs_a_sync_plugin_in_a_thread():
     fn = verl_wraps({"plugin": "exact_match"}, compute_score_async)
     assert asyncio.run(naive_call(fn))["score"] == 1.0
+
+
+def test_once_the_reward_returned_extra_keys_a_failed_sample_carries_them_too(reward_file):
+    path = reward_file('''
+        def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+            if solution_str == "raise":
+                raise ValueError("no")
+            return {"score": 1.0, "acc": 1.0}
+    ''')
+    fn = verl_wraps({"path": str(path)})
+    assert naive_call(fn) == {"score": 1.0, "acc": 1.0}
+    # verl builds its arrays from the first sample's keys: a bare float here would crash it
+    assert naive_call(fn, solution_str="raise") == {"score": 0.0, "acc": None}

@@ -6,44 +6,90 @@ job and config, and sends it its batches. The host runs a ``Scorer`` whose
 Ray executor drives the reward actors, so the job has one pool, not N.
 ``get_if_exists`` makes the creation race-free. The host is owned by the
 process that created it, so it (and its reward actors) go when the job does.
+
+The host scores one batch at a time (each spans every worker); batches that
+arrive while one is scoring are combined and scored together next, so many
+small batches (verl's agent loop scores sample by sample) still use every
+worker. Every wait inside is bounded by the pool's own deadlines (per-sample
+timeouts, worker replacement, start-up), so a client waits for its result.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import pickle
 import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 import ray
 from ray.exceptions import RayActorError
 
 from ..config import RewardConfig
-from ..outcomes import Outcome
-from ..results import BatchResult, Provenance, assemble
+from ..results import BatchResult
 from ..samples import Sample
 from ..spec import RewardSpec
 
 log = logging.getLogger(__name__)
 
-_GRACE_S = 120.0  # beyond the pool's own per-sample deadlines, for Ray itself
-_AUTO_TIMEOUT_S = 300.0  # "auto" (a plugin's declared timeout) is unknown here: assume a long one
+
+@dataclass
+class _Waiting:
+    samples: list[Sample]
+    result: BatchResult | None = None
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 class PoolHost:
-    """A Ray actor that scores every client's batches on one pool, one batch at a time."""
+    """A Ray actor that scores every client's batches on one pool."""
 
     def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
         from ..scorer import Scorer
 
         self._scorer = Scorer(spec, config).start()
-        self._lock = threading.Lock()  # each batch spans the whole pool
+        self._turn = threading.Lock()  # one combined batch at a time
+        self._pending: list[_Waiting] = []
+        self._pending_lock = threading.Lock()
 
     def score(self, samples: list[Sample]) -> BatchResult:
-        with self._lock:
-            return self._scorer.score(samples)
+        waiting = _Waiting(samples)
+        with self._pending_lock:
+            self._pending.append(waiting)
+        with self._turn:
+            if not waiting.done.is_set():  # nobody scored it while we waited for our turn
+                with self._pending_lock:
+                    batch, self._pending = self._pending, []
+                self._score_together(batch)
+        if waiting.error is not None:
+            raise waiting.error
+        assert waiting.result is not None
+        return waiting.result
+
+    def _score_together(self, batch: list[_Waiting]) -> None:
+        try:
+            result = self._scorer.score([s for w in batch for s in w.samples])
+        except BaseException as e:  # on_error=raise: every batch of the round hears it
+            for w in batch:
+                w.error = e
+                w.done.set()
+            return
+        offset = 0
+        for w in batch:
+            w.result = _slice(result, offset, len(w.samples))
+            offset += len(w.samples)
+            w.done.set()
+
+
+def _slice(result: BatchResult, start: int, n: int) -> BatchResult:
+    end = start + n
+    return BatchResult(
+        scores=result.scores[start:end], errors=result.errors[start:end],
+        statuses=result.statuses[start:end],
+        extra_info={k: v[start:end] for k, v in result.extra_info.items()},
+        provenance=result.provenance, metrics=result.metrics,
+    )
 
 
 class SharedPool:
@@ -58,38 +104,18 @@ class SharedPool:
 
     def _connect(self) -> Any:
         return ray.remote(PoolHost).options(
-            name=self.name, get_if_exists=True, num_cpus=0, max_concurrency=64,
+            name=self.name, get_if_exists=True, num_cpus=0, max_concurrency=256,
         ).remote(self._spec, self._config)
 
     async def score(self, samples: list[Sample]) -> BatchResult:
-        """Score ``samples`` on the pool; a pool that does not answer in time fails them."""
-        deadline = deadline_s(self._config, len(samples))
+        """Score ``samples`` on the pool (started again, once, if its host died)."""
         for attempt in (1, 2):
             try:
-                result: BatchResult = await asyncio.wait_for(self._host.score.remote(samples), deadline)
+                result: BatchResult = await self._host.score.remote(samples)
                 return result
             except RayActorError:
                 if attempt == 2:
                     raise
                 log.warning("the verl-rewards pool %s died; starting it again", self.name)
                 self._host = self._connect()
-            except asyncio.TimeoutError:
-                log.error("the verl-rewards pool %s did not answer a batch of %d within %.0f s",
-                          self.name, len(samples), deadline)
-                return self._all_failed(len(samples), deadline)
         raise AssertionError("unreachable")
-
-    def _all_failed(self, n: int, deadline: float | None) -> BatchResult:
-        error = (f"SampleTimeout: the shared reward pool {self.name} did not answer within "
-                 f"{deadline:.0f} s; check its reward actors (`ray list actors`) and reward.timeout_s")
-        return assemble([Outcome(None, None, error, "timeout")] * n, Provenance.of(self._spec),
-                        self._config.error_score)
-
-
-def deadline_s(config: RewardConfig, n: int) -> float | None:
-    """A backstop for one batch (the pool enforces per-sample timeouts itself)."""
-    if config.timeout_s is None:
-        return None  # no per-sample limit was asked for
-    timeout = config.timeout_s if isinstance(config.timeout_s, (int, float)) else _AUTO_TIMEOUT_S
-    rounds = -(-n // max(1, config.num_workers))
-    return float(timeout) * (rounds + 2) + _GRACE_S

@@ -64,9 +64,9 @@ DEFAULT_STRIP = (
     "<eos>", "<end_of_turn>", "<pad>", "<\uff5cend\u2581of\u2581sentence\uff5c>",
 )
 
-# Read when OpenRLHF loads this file (in its driver). OpenRLHF ships
-# reward_func to its Ray workers by value, so these settings travel with it:
-# a worker whose environment lacks them scores with the driver's choice.
+# Read when this file is loaded: in each rollout actor by OpenRLHF 0.11; in the
+# driver by older releases, which ship reward_func to their Ray workers by value,
+# so these settings travel with it to a worker whose environment lacks them.
 _LOADED_ENV = {name: os.environ[name] for name in ENV_VARS if name in os.environ}
 
 

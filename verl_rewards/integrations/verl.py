@@ -75,6 +75,7 @@ class _Entry(NamedTuple):
     scorer: Scorer
     host_kwargs: frozenset[str]  # the HOST_KWARGS the reward accepts
     batcher: Microbatcher[Sample]  # gathers concurrent compute_score_async calls
+    keys: dict[str, None]  # the extra keys the reward has returned in this process
 
 
 _entries: ProcessCache[_Entry] = ProcessCache()
@@ -96,7 +97,7 @@ def compute_score(
     host = _pop_host_kwargs(reward_kwargs)
     entry = _entry(reward_kwargs, host)
     result = score_batch(entry.scorer, [Sample(data_source, solution_str, ground_truth, extra_info)])
-    return _verl_results(result)[0]
+    return _verl_results(result, entry.keys)[0]
 
 
 async def compute_score_async(
@@ -111,7 +112,7 @@ async def compute_score_async(
     if entry is None or host:  # the first call imports the reward: keep the loop free
         entry = await asyncio.to_thread(_entry, reward_kwargs, host)
     scored = await entry.batcher.score(Sample(data_source, solution_str, ground_truth, extra_info))
-    return _verl_results(scored.result)[scored.position]
+    return _verl_results(scored.result, entry.keys)[scored.position]
 
 
 def compute_score_batch(
@@ -128,7 +129,7 @@ def compute_score_batch(
     extras = [None] * len(solution_strs) if extra_infos is None else extra_infos
     samples = [Sample(d, s, g, e) for d, s, g, e in
                zip(data_sources, solution_strs, ground_truths, extras)]
-    return _verl_results(score_batch(entry.scorer, samples))
+    return _verl_results(score_batch(entry.scorer, samples), entry.keys)
 
 
 def section(reward_kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -193,7 +194,7 @@ def _build(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
     async def score_many(samples: list[Sample]) -> BatchResult:
         return await asyncio.to_thread(score_batch, scorer, samples)
 
-    return _Entry(scorer, _host_kwargs_accepted(scorer), Microbatcher(score_many))
+    return _Entry(scorer, _host_kwargs_accepted(scorer), Microbatcher(score_many), {})
 
 
 def _selection_message(chosen: list[str], reward_kwargs: Mapping[str, Any]) -> str:
@@ -229,12 +230,19 @@ def _host_kwargs_accepted(scorer: Scorer) -> frozenset[str]:
     return frozenset(k for k in HOST_KWARGS if k in params)
 
 
-def _verl_results(result: BatchResult) -> list[VerlResult]:
-    """Each sample as verl takes it: a float, or ``{"score": ..., **extra}``."""
-    if not result.extra_info:
+def _verl_results(result: BatchResult, keys: dict[str, None]) -> list[VerlResult]:
+    """Each sample as verl takes it: a float, or ``{"score": ..., **extra}``.
+
+    Once the reward has returned extra keys in this process, every result is a
+    dict with all of them (None where a sample has none, a failed one
+    included): verl builds its arrays from the first sample's keys.
+    """
+    keys.update(dict.fromkeys(result.extra_info))
+    if not keys:
         return list(result.scores)
-    return [{"score": row.pop("score"), **{k: v for k, v in row.items() if k != "error"}}
-            for row in result.rows()]
+    return [{"score": result.scores[i],
+             **{k: (result.extra_info[k][i] if k in result.extra_info else None) for k in keys}}
+            for i in range(len(result))]
 
 
 # Older verl (spec_from_file_location("custom_module", path)) and verl's file

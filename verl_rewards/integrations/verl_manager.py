@@ -21,8 +21,8 @@ ray`` (the default) every reward-loop actor of the job shares one pool of
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Mapping
+import inspect
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
@@ -34,7 +34,7 @@ from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import build_scorer, plain
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
-from verl_rewards.spec import RewardSpec, spec_from_config
+from verl_rewards.spec import CompositeRef, RewardSpec, refs_of, spec_from_config
 
 __all__ = ["RewardManager"]
 
@@ -52,12 +52,12 @@ class RewardManager(RewardManagerBase):
         **_: Any,
     ) -> None:
         super().__init__(config, tokenizer, compute_score)
-        self.reward_config = section_config(config)
+        self.reward_config, declared = section_config(config)
         self.spec = spec_from_config(self.reward_config)
+        self.extra_keys = extra_keys(self.spec, declared)
         self._backend = _backend(self.spec, self.reward_config)
         self._wants_prompt = _wants_prompt(self.spec)
         self._batcher: Microbatcher[_Response] = Microbatcher(self._score_responses)
-        self._keys = _KnownKeys()
 
     async def run_single(self, data: Any) -> dict[str, Any]:
         """Score one sample (verl's reward loop calls this for every sample at once)."""
@@ -72,7 +72,7 @@ class RewardManager(RewardManagerBase):
         tensor = self.assemble_rm_scores(data, result.scores)
         if not return_dict:
             return tensor
-        extra = {k: list(v) for k, v in result.extra_info.items()}
+        extra = {k: list(result.extra_info.get(k, [None] * len(result))) for k in self.extra_keys}
         return {"reward_tensor": tensor, "reward_extra_info": {**extra, ERROR_KEY: result.errors}}
 
     async def _score_responses(self, responses: list[_Response]) -> BatchResult:
@@ -90,16 +90,29 @@ class RewardManager(RewardManagerBase):
         return await self._backend.score(samples)
 
     def _output(self, result: BatchResult, index: int) -> dict[str, Any]:
-        # verl builds its extra-info arrays from the first sample's keys: every
-        # sample carries every key this process has seen, None where it has none.
-        keys = self._keys.add(result.extra_info)
-        extra = {k: (result.extra_info[k][index] if k in result.extra_info else None) for k in keys}
+        # verl builds its extra-info arrays from the *first* sample's keys, across
+        # every reward-loop actor: each sample carries exactly the same keys.
+        extra = {k: (result.extra_info[k][index] if k in result.extra_info else None)
+                 for k in self.extra_keys}
         extra[ERROR_KEY] = result.errors[index]
         return {"reward_score": result.scores[index], "reward_extra_info": extra}
 
 
-def section_config(config: Any) -> RewardConfig:
-    """The validated ``reward.verl_rewards`` section of a verl config."""
+def extra_keys(spec: RewardSpec, declared: Sequence[str] | None) -> tuple[str, ...]:
+    """The reward's extra-info keys every sample carries: those declared in
+    ``reward.verl_rewards.extra_keys``, else a composite's component scores, else none
+    (the keys a reward returns are known only once it has scored, which is too
+    late for verl's first sample)."""
+    if declared is not None:
+        return tuple(k for k in declared if k != ERROR_KEY)
+    if isinstance(spec, CompositeRef):
+        return tuple(c.key for c in spec.components)
+    return ()
+
+
+def section_config(config: Any) -> tuple[RewardConfig, tuple[str, ...] | None]:
+    """The validated ``reward.verl_rewards`` section of a verl config, and the
+    manager's own ``extra_keys`` option from it."""
     reward = config.get("reward") if hasattr(config, "get") else None
     section = reward.get(SECTION) if reward is not None else None
     if section is None:
@@ -107,7 +120,11 @@ def section_config(config: Any) -> RewardConfig:
             f"verl_rewards.integrations.verl.RewardManager needs the verl-rewards reward section "
             f"under reward.{SECTION}, e.g. +reward.{SECTION}.plugin=gsm8k "
             f"(see docs/integrations/verl.md)")
-    return load_config(plain(section))
+    options = dict(plain(section))
+    declared = options.pop("extra_keys", None)
+    if declared is not None and (isinstance(declared, str) or not all(isinstance(k, str) for k in declared)):
+        raise ConfigError(f"reward.{SECTION}.extra_keys must be a list of key names, not {declared!r}")
+    return load_config(options), (None if declared is None else tuple(declared))
 
 
 class _Response(NamedTuple):
@@ -147,27 +164,24 @@ def _prompt(data: Any, i: int, extras: Mapping[str, Any]) -> Any:
 
 
 def _wants_prompt(spec: RewardSpec) -> bool:
-    """Whether any reward of ``spec`` takes the prompt (when it imports here; else assume so)."""
-    from verl_rewards.dispatch import loaded_rewards, resolve_spec
+    """Whether any reward of ``spec`` takes the prompt, read from its signature
+    without instantiating a class (a model loads in the pool, not in verl's
+    actors); when it cannot be imported here, assume so (the workers will tell)."""
+    from verl_rewards.resolve import PROMPT_PARAM, import_target
 
+    wanted = set(PROMPT_PARAM.values())
     try:
-        return any(r.prompt_param for r in loaded_rewards(resolve_spec(spec)))
+        targets = [import_target(ref) for ref in refs_of(spec)]
     except Exception:  # noqa: BLE001 - not importable here: the workers will say why
         return True
-
-
-class _KnownKeys:
-    """The extra-info keys seen so far in this process, in first-seen order."""
-
-    def __init__(self) -> None:
-        self._keys: dict[str, None] = {}
-        self._lock = threading.Lock()
-
-    def add(self, extra_info: Mapping[str, Any]) -> list[str]:
-        if any(k not in self._keys for k in extra_info):
-            with self._lock:
-                self._keys.update(dict.fromkeys(k for k in extra_info if k != ERROR_KEY))
-        return list(self._keys)
+    for target in targets:
+        call = getattr(target, "__call__", None) if inspect.isclass(target) else target  # noqa: B004
+        try:
+            if wanted & set(inspect.signature(call).parameters):  # type: ignore[arg-type]
+                return True
+        except (TypeError, ValueError):
+            return True
+    return False
 
 
 class _LocalBackend:
