@@ -109,12 +109,36 @@ def check_output_dir(config: TrainConfig) -> None:
             raise TrainerConfigError(
                 f"trainer.resume=true but {out} holds no checkpoint to resume from "
                 f"({rundir.state_file(out)} is missing)")
+        _check_same_model_and_data(config, out)
         return
     if rundir.holds_a_run(out) and not config.trainer.overwrite:
         raise TrainerConfigError(
             f"trainer.output_dir {out} already holds a run (metrics.jsonl or checkpoint/); "
             f"set trainer.overwrite=true to replace it, trainer.resume=true to continue it, "
             f"or choose another trainer.output_dir")
+    if config.trainer.overwrite:
+        rundir.clear_run(out)  # an old checkpoint must not be resumed as this run's
+
+
+def _check_same_model_and_data(config: TrainConfig, out: Path) -> None:
+    """A resumed run must have the checkpoint's model and data settings."""
+    import yaml
+
+    from trainer.settings import as_dict
+
+    saved_file = out / "config.yaml"
+    if not saved_file.is_file():
+        return
+    saved = yaml.safe_load(saved_file.read_text()) or {}
+    now = as_dict(config)
+    changed = [f"{section}.{key}" for section in ("model", "data")
+               for key in sorted(set(now[section]) | set(saved.get(section) or {}))
+               if (saved.get(section) or {}).get(key) != now[section].get(key)]
+    if changed:
+        raise TrainerConfigError(
+            f"trainer.resume=true but {', '.join(changed)} differ from the run in {out} "
+            f"({saved_file}); resume with the same settings, or start a new run "
+            f"(trainer.overwrite=true or another trainer.output_dir)")
 
 
 def train(config: TrainConfig, scorer: Scorer, prompts: list[PromptRecord], name: str) -> int:

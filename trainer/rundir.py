@@ -25,3 +25,12 @@ def state_file(output_dir: Path) -> Path:
 def holds_a_run(output_dir: Path) -> bool:
     """True when ``output_dir`` has a run's metrics or checkpoint."""
     return (output_dir / METRICS_FILE).exists() or checkpoint_dir(output_dir).exists()
+
+
+def clear_run(output_dir: Path) -> None:
+    """Remove what a previous run left in ``output_dir`` (checkpoint, metrics, plot, config)."""
+    import shutil
+
+    shutil.rmtree(checkpoint_dir(output_dir), ignore_errors=True)
+    for name in (METRICS_FILE, "reward_curve.png", "config.yaml"):
+        (output_dir / name).unlink(missing_ok=True)

@@ -110,3 +110,31 @@ def test_reward_kwargs_the_plugin_does_not_take_exit_2_before_training(tmp_path,
     assert err.startswith("reward config error: reward.kwargs 'foo' not accepted by reward "
                           "copy_digits (verl-rewards-toy ")
     assert err.count("not accepted") == 1
+
+
+def test_overwrite_clears_the_old_run_so_its_checkpoint_is_never_resumed(tmp_path):
+    from trainer.main import prepare
+
+    out = tmp_path / "run"
+    (out / "checkpoint").mkdir(parents=True)
+    (out / "checkpoint" / "trainer_state.pt").write_bytes(b"an old run's state")
+    (out / "metrics.jsonl").write_text('{"step": 4, "reward_mean": 0.5}\n')
+    prepare([*LOCAL, f"trainer.output_dir={out}", "trainer.overwrite=true"])
+    assert not (out / "checkpoint").exists() and not (out / "metrics.jsonl").exists()
+
+
+def test_resume_with_other_model_settings_is_refused_naming_them(tmp_path):
+    import yaml
+
+    from trainer.main import prepare
+    from trainer.settings import as_dict, load_config
+
+    out = tmp_path / "run"
+    (out / "checkpoint").mkdir(parents=True)
+    (out / "checkpoint" / "trainer_state.pt").write_bytes(b"state")
+    saved = load_config([*LOCAL, f"trainer.output_dir={out}"])
+    (out / "config.yaml").write_text(yaml.safe_dump(as_dict(saved), sort_keys=False))
+    with pytest.raises(TrainerConfigError, match=r"model.hidden_size, model.intermediate_size differ from the run in"):
+        prepare([*LOCAL, f"trainer.output_dir={out}", "trainer.resume=true", "model.hidden_size=32",
+                 "model.intermediate_size=64"])
+    prepare([*LOCAL, f"trainer.output_dir={out}", "trainer.resume=true"])  # the same settings resume
