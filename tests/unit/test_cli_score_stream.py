@@ -268,3 +268,56 @@ def test_verbose_on_error_raise_also_shows_the_rewards_line(tmp_path, capsys, re
     assert err[at + 1:at + 3] == [f'  File "{path}", line 3, in compute_score',
                                   '    raise KeyError("missing")']
     assert err[-1].startswith("verl-rewards: error: reward compute_score (file ")
+
+
+# -- review fixes: same file, prints on stdout, empty Parquet, SIGTERM ------------
+
+
+def test_the_output_cannot_be_the_input(tmp_path, capsys):
+    source = _jsonl(tmp_path / "in.jsonl", _rows(3))
+    assert _score(source, source, "reward.plugin=exact_match", *LOCAL) == 2
+    assert _error(capsys) == f"the output file is the input file ({source}); write the scored rows to another file"
+    assert len(_read(source)) == 3  # untouched
+
+
+def test_a_rewards_prints_never_reach_the_rows_on_stdout(tmp_path, capfd, reward_file):
+    path = reward_file('''
+        def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+            print("debug:", solution_str)
+            return 1.0
+    ''')
+    source = _jsonl(tmp_path / "in.jsonl", _rows(3))
+    assert main(["score", "-i", str(source), "-o", "-", f"reward.path={path}", *LOCAL]) == 0
+    out, err = capfd.readouterr()
+    assert [json.loads(line)["score"] for line in out.splitlines()] == [1.0] * 3
+    assert "debug: 0" in err
+
+
+def test_resume_onto_an_empty_parquet_file_scores_every_row(tmp_path):
+    pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    empty = _jsonl(tmp_path / "empty.jsonl", [])
+    target = tmp_path / "out.parquet"
+    assert _score(empty, target, "reward.plugin=exact_match", *LOCAL) == 0
+    source = _jsonl(tmp_path / "in.jsonl", _rows(3))
+    assert _score(source, target, "--resume", "reward.plugin=exact_match", *LOCAL) == 0
+    assert pq.read_table(target).column("id").to_pylist() == [0, 1, 2]
+
+
+def test_sigterm_ends_a_run_like_ctrl_c_leaving_whole_rows(tmp_path, capsys, reward_file):
+    path = reward_file('''
+        import os, signal
+
+        def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+            if extra_info and extra_info.get("stop"):
+                os.kill(os.getpid(), signal.SIGTERM)
+            return 1.0
+    ''')
+    rows = [{**r, "extra_info": {"stop": r["id"] == 5}} for r in _rows(8)]
+    source = _jsonl(tmp_path / "in.jsonl", rows)
+    target = tmp_path / "out.jsonl"
+    assert main(["score", "-i", str(source), "-o", str(target), "--batch-size", "2", "--no-progress",
+                 f"reward.path={path}", *LOCAL]) == 130
+    assert [r["id"] for r in _read(target)] == [0, 1, 2, 3]  # the batches that finished
+    assert "holds 4 whole rows; add --resume to continue" in capsys.readouterr().err

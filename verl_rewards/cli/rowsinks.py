@@ -156,10 +156,13 @@ def _complete_lines(path: Path) -> int:
 class _ParquetSink:
     """Rows go to a temporary file that replaces ``path`` on close, footer included."""
 
-    def __init__(self, path: Path, tmp: Path, pa: Any, pq: Any) -> None:
+    def __init__(self, path: Path, tmp: Path, pa: Any, pq: Any, resume: bool = False) -> None:
         self._path, self._tmp, self._pa, self._pq = path, tmp, pa, pq
         self._writer: Any = None
         self._schema: Any = None
+        # Nothing written and the run failed: a new file is not left behind; an
+        # earlier result is replaced (as JSONL truncates it), unless resuming it.
+        self._keep_on_failure = resume or not path.exists()
 
     @classmethod
     def open(cls, path: Path, resume: bool) -> tuple[_ParquetSink, int]:
@@ -174,9 +177,9 @@ class _ParquetSink:
             tmp.touch()
         except OSError as e:
             raise UsageError(f"cannot write output file {path}: {e.strerror or e}") from e
-        sink = cls(path, tmp, pa, pq)
+        sink = cls(path, tmp, pa, pq, resume)
         done = 0
-        if resume and path.exists():
+        if resume and path.exists() and _parquet_rows(pq, path):  # an empty file has no schema to keep
             try:
                 table = pq.read_table(path)
             except Exception as e:
@@ -245,7 +248,7 @@ class _ParquetSink:
 
     def close(self, failed: bool = False) -> None:
         try:
-            if self._writer is None and failed:  # nothing written: leave what was there
+            if self._writer is None and failed and self._keep_on_failure:
                 return
             if self._writer is None:  # no rows: still a readable (empty) file
                 self._pq.write_table(self._pa.table({}), self._tmp)
@@ -254,6 +257,13 @@ class _ParquetSink:
             os.replace(self._tmp, self._path)
         finally:
             self._tmp.unlink(missing_ok=True)
+
+
+def _parquet_rows(pq: Any, path: Path) -> int:
+    try:
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    except Exception:  # noqa: BLE001 - unreadable: read_table below says why
+        return 1
 
 
 def _noted(error: Any, note: str) -> str:
