@@ -56,6 +56,7 @@ def test_shortfall_names_each_resource_the_whole_cluster_lacks() -> None:
     options = {"num_cpus": 1, "num_gpus": 0.5, "resources": {"accel": 1}}
     assert shortfall(options, 2, {"CPU": 2, "GPU": 1, "accel": 2}) == []
     assert shortfall(options, 3, {"CPU": 2, "GPU": 1}) == [
+        "3 worker(s) x 1 CPU = 3 but the cluster has 2",
         "3 worker(s) x 0.5 GPU = 1.5 but the cluster has 1",
         "3 worker(s) x 1 accel = 3 but the cluster has 0",
     ]
