@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import math
 import sys
 import time
@@ -15,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import EXIT_FAILURE, EXIT_OK, InputError
 from .output import emit
-from .rowfiles import is_stdio
 
 if TYPE_CHECKING:
     from ..results import BatchResult
@@ -96,7 +94,7 @@ _SHOWN_ERRORS = 3
 
 def run(args: argparse.Namespace) -> int:
     """Validate config, input and output, then score and write batch by batch; summarise."""
-    from .rowfiles import format_of, label
+    from .rowfiles import format_of, is_stdio, label
     from .rowsinks import open_sink
 
     format_of(args.input, "input")
@@ -124,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
 def _check_distinct(source: Path, target: Path) -> None:
     """Writing over the input would read an emptied file (and --resume would skip it all)."""
     from .errors import UsageError
+    from .rowfiles import is_stdio
 
     if is_stdio(source) or is_stdio(target):
         return
@@ -195,6 +194,8 @@ def _finish(
 
 def _say(args: argparse.Namespace, *lines: str) -> None:
     """The summary goes to stdout, unless the scored rows do."""
+    from .rowfiles import is_stdio
+
     if is_stdio(args.output):
         for line in lines:
             print(line, file=sys.stderr)
@@ -264,6 +265,8 @@ def _section_hint(config: Path) -> str:
     except Exception:  # noqa: BLE001 - only a hint; the error itself is already known
         return ""
     rewards = data.get("rewards") if isinstance(data, dict) and "reward" not in data else None
+    import dataclasses
+
     keys = {f.name for f in dataclasses.fields(RewardConfig)}
     if isinstance(rewards, dict) and set(rewards) & keys - {"rewards"}:
         return "; its top-level `rewards:` holds one reward's keys: did you mean `reward:`?"

@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 # Absolute imports: OpenRLHF loads this file by path, outside its package.
-from verl_rewards.config import Timeout
+from verl_rewards.config import RewardConfig, Timeout
 from verl_rewards.errors import ConfigError
 from verl_rewards.integrations._common import (
     ProcessCache,
@@ -83,7 +83,7 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[Any],
 class Settings(NamedTuple):
     """The environment's choice of reward and policy, validated."""
 
-    section: dict[str, Any]  # the reward section (plugin, path or rewards, and options)
+    config: RewardConfig  # the validated reward section (plugin, path or rewards, and options)
     data_source: str
     strip: tuple[str, ...]
     log_keys: tuple[str, ...]
@@ -147,12 +147,11 @@ def strip_suffixes(text: str, suffixes: Sequence[str]) -> str:
 def load_settings(env: Mapping[str, str]) -> Settings:
     """Validate the ``VERL_REWARDS_*`` settings in ``env``."""
     try:
-        section = {**_selection(env), **_options(env)}
-        adapter_config(section)
+        config = adapter_config({**_selection(env), **_options(env)})
     except ConfigError as e:
         raise ConfigError(f"invalid VERL_REWARDS_* setting: {e}") from e
     return Settings(
-        section=section,
+        config=config,
         data_source=env.get("VERL_REWARDS_DATA_SOURCE", "openrlhf"),
         strip=tuple(_json(env, "VERL_REWARDS_STRIP", list(DEFAULT_STRIP), list)),
         log_keys=tuple(_json(env, "VERL_REWARDS_LOG_KEYS", [], list)),
@@ -196,8 +195,7 @@ def _options(env: Mapping[str, str]) -> dict[str, Any]:
 
 def _load(env: Mapping[str, str]) -> tuple[Settings, Scorer]:
     settings = load_settings(env)
-    config = adapter_config(settings.section)
-    return settings, build_scorer(spec_from_config(config), config)
+    return settings, build_scorer(spec_from_config(settings.config), settings.config)
 
 
 def _json(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:

@@ -44,9 +44,9 @@ from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import (
     ProcessCache,
     adapter_config,
-    build_scorer,
     plain,
     score_batch,
+    scorer_from_section,
     selection_key,
 )
 from verl_rewards.results import BatchResult
@@ -188,8 +188,7 @@ def _build(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
     reward = section(reward_kwargs)
     if host:
         reward["kwargs"] = {**reward["kwargs"], **host}
-    config = adapter_config(reward)
-    scorer = build_scorer(spec_from_config(config), config)
+    scorer = scorer_from_section(reward)
 
     async def score_many(samples: list[Sample]) -> BatchResult:
         return await asyncio.to_thread(score_batch, scorer, samples)
