@@ -13,37 +13,26 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib.util
 import logging
+import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from math_verify import parse, verify
 from verl_rewards_math import symbolic
 from verl_rewards_math.math_boxed import compute_score
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _peer_module() -> Any:
-    spec = importlib.util.spec_from_file_location("peer_cases", ROOT / "plugins/math/tests/peer_cases.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(ROOT / "plugins" / "math" / "tests"))  # the test suite's own cases
+import peer_cases  # noqa: E402
 
 
 def math_verify_alone(gold: str, pred: str) -> bool:
     """math-verify as users call it, both sides boxed."""
     try:
-        return bool(verify(parse(_boxed(gold)), parse(_boxed(pred))))
+        return bool(verify(parse(peer_cases.as_response(gold)), parse(peer_cases.as_response(pred))))
     except Exception:  # noqa: BLE001 - a crash is a "no", as in a reward
         return False
-
-
-def _boxed(text: str) -> str:
-    return text if ("\\boxed" in text or "\\fbox" in text) else f"\\boxed{{{text}}}"
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -54,7 +43,7 @@ def _percentile(values: list[float], q: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     logging.getLogger("math_verify").setLevel(logging.CRITICAL)
-    peer = _peer_module()
+    peer = peer_cases
     cases = peer.load_cases()
     symbolic.ensure_started()
     agree: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])

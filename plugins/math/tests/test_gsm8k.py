@@ -150,3 +150,11 @@ def test_the_prediction_is_spelled_with_every_digit() -> None:
 def test_an_unknown_method_is_an_error() -> None:
     with pytest.raises(ValueError, match="'strict', 'lenient' or 'flexible'"):
         compute_score("gsm8k", "#### 1", "1", method="loose")  # type: ignore[arg-type]
+
+
+def test_extract_answer_points_strict_readers_at_strict_answer():
+    from verl_rewards_math.gsm8k import strict_answer
+
+    with pytest.raises(ValueError, match=r"for 'strict', see strict_answer"):
+        extract_answer("#### 72", "strict")  # type: ignore[arg-type]
+    assert strict_answer("so #### 72") == "72"

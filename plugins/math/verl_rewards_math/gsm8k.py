@@ -13,6 +13,7 @@ from verl_rewards.metadata import Example, reward
 from .numbers import find_numbers, format_number, number_at_start
 
 Method = Literal["strict", "lenient", "flexible"]
+NumberReading = Literal["lenient", "flexible"]  # the readings that give a number
 MARKER = "####"
 # verl's strict reading (verl.utils.reward_score.gsm8k): "#### " then digits,
 # dots and commas, searched in the last 300 characters, compared as text.
@@ -26,7 +27,7 @@ def strict_answer(solution_str: str) -> str | None:
     return found[-1].replace(",", "") if found else None
 
 
-def extract_answer(solution_str: str, method: Method = "lenient") -> Decimal | None:
+def extract_answer(solution_str: str, method: NumberReading = "lenient") -> Decimal | None:
     """The answer a response gives as a number, or None when it gives none.
 
     ``lenient``: the number right after the last ``####`` (GSM8K's own
@@ -40,7 +41,8 @@ def extract_answer(solution_str: str, method: Method = "lenient") -> Decimal | N
     if method == "flexible":
         numbers = find_numbers(solution_str)
         return numbers[-1] if numbers else None
-    raise ValueError(f"method must be 'strict', 'lenient' or 'flexible', not {method!r}")
+    raise ValueError(f"method must be 'lenient' or 'flexible' (for 'strict', see strict_answer), "
+                     f"not {method!r}")
 
 
 def reference_answer(ground_truth: str | int | float) -> Decimal:
@@ -122,6 +124,8 @@ def compute_score(
             return {"score": 0.0, "acc": False, "pred": ""}
         correct = found == reference
         return {"score": float(score if correct else format_score), "acc": correct, "pred": found}
+    if method not in ("lenient", "flexible"):
+        raise ValueError(f"method must be 'strict', 'lenient' or 'flexible', not {method!r}")
     # The reference first: a reference without a number is an error whatever the response.
     value_reference = reference_answer(ground_truth)
     answer = extract_answer(solution_str, method)

@@ -79,7 +79,7 @@ class HFRewardModel:
 
     def __call__(
         self, data_sources: Sequence[str], solution_strs: Sequence[str], ground_truths: Sequence[Any],
-        extra_infos: Sequence[Any], prompts: Sequence[Prompt],
+        extra_infos: Sequence[Any], prompts: Sequence[Prompt | None],
     ) -> list[float]:
         ids = [self.encode(p, r) for p, r in zip(prompts, solution_strs)]
         scores: list[float] = []
@@ -87,7 +87,7 @@ class HFRewardModel:
             scores.extend(self._forward(ids[start : start + self.batch_size]))
         return scores
 
-    def encode(self, prompt: Prompt, response: str) -> list[int]:
+    def encode(self, prompt: Prompt | None, response: str) -> list[int]:
         """Token ids for one sample: the chat template over user = prompt and
         assistant = response when the tokenizer has one (and there is a prompt),
         else ``prompt + "\\n" + response``; the last ``max_length`` tokens."""

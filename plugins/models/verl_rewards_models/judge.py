@@ -17,23 +17,16 @@ import json
 import os
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import httpx2
-from openai import (
-    APIConnectionError,
-    APIStatusError,
-    AsyncOpenAI,
-    InternalServerError,
-    RateLimitError,
-)
+from typing import TYPE_CHECKING, Any
 
 from verl_rewards import reward
 
 from .judge_text import DEFAULT_TEMPLATE, JudgeReplyError, check_template, parse_score, render
 from .ratelimit import RateLimiter
 
-_RETRIABLE = (RateLimitError, InternalServerError, APIConnectionError)  # APITimeoutError is a connection error
+if TYPE_CHECKING:
+    import httpx2
+
 _MAX_BACKOFF_S = 30.0
 _NO_KEY = "none"  # servers started without --api-key (vLLM, SGLang) ignore the header
 
@@ -98,8 +91,15 @@ class LLMJudge:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self._limiter = RateLimiter(rpm, tpm)
+        # openai loads in ~0.7 s: here, once per worker, not when a driver imports this
+        # module to read the plugin's metadata.
+        import openai
+
+        self._openai = openai
+        # APITimeoutError is a connection error.
+        self._retriable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
         http_client = _offline_client(offline_reply, model) if offline_reply is not None else None
-        self._client = AsyncOpenAI(
+        self._client = openai.AsyncOpenAI(
             base_url=base_url, api_key=os.environ.get(api_key_env) or _NO_KEY,
             timeout=request_timeout_s, max_retries=0, http_client=http_client,
         )
@@ -133,14 +133,14 @@ class LLMJudge:
                     model=self.model, messages=messages,  # type: ignore[arg-type]
                     max_tokens=self.max_tokens, temperature=self.temperature,
                 )
-            except _RETRIABLE as e:
+            except self._retriable as e:
                 last = e
                 continue
             except ValueError as e:  # a body that is not JSON
                 raise JudgeReplyError(
                     f"llm_judge: {self.base_url} sent a malformed completion: {type(e).__name__}: {e}"
                 ) from None
-            except APIStatusError as e:  # 4xx other than 429: retrying cannot help
+            except self._openai.APIStatusError as e:  # 4xx other than 429: retrying cannot help
                 raise JudgeUnavailableError(
                     f"llm_judge: {self.base_url} refused the request: HTTP {e.status_code}: {e.message}"
                 ) from None
@@ -172,16 +172,14 @@ class LLMJudge:
         return content
 
     def _backoff_s(self, attempt: int, error: Exception | None) -> float:
-        retry_after = _retry_after_s(error)
+        retry_after = _retry_after_s(error) if isinstance(error, self._openai.APIStatusError) else None
         if retry_after is not None:
             return min(retry_after, _MAX_BACKOFF_S)
         delay: float = self.retry_backoff_s * 2.0 ** (attempt - 1)
         return min(_MAX_BACKOFF_S, delay) * random.uniform(0.5, 1.0)
 
 
-def _retry_after_s(error: Exception | None) -> float | None:
-    if not isinstance(error, APIStatusError):
-        return None
+def _retry_after_s(error: Any) -> float | None:
     value = error.response.headers.get("retry-after")
     try:
         return max(0.0, float(value)) if value is not None else None
@@ -191,6 +189,7 @@ def _retry_after_s(error: Exception | None) -> float | None:
 
 def _offline_client(reply: str, model: str) -> httpx2.AsyncClient:
     """An HTTP client that answers every chat completion with ``reply``, offline."""
+    import httpx2
 
     def handle(request: httpx2.Request) -> httpx2.Response:
         body = {

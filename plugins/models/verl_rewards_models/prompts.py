@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
-Prompt = str | Sequence[Mapping[str, Any]] | None
+from verl_rewards.samples import Prompt
 
 
-def prompt_text(prompt: Prompt) -> str:
+def prompt_text(prompt: Prompt | None) -> str:
     """The prompt as text: chat messages become ``role: content`` lines (one message: its text)."""
     if prompt is None:
         return ""
@@ -19,7 +18,7 @@ def prompt_text(prompt: Prompt) -> str:
     return "\n".join(f"{m['role']}: {m['content']}" for m in prompt)
 
 
-def prompt_messages(prompt: Prompt) -> list[dict[str, Any]]:
+def prompt_messages(prompt: Prompt | None) -> list[dict[str, Any]]:
     """The prompt as chat messages: text becomes one user message."""
     if prompt is None:
         return []
