@@ -1,4 +1,4 @@
-"""The TRL adapter under TRL's own calling code (skipped when TRL is not installed),
+"""The TRL adapter under TRL's own calling code (TRL is a test dependency),
 and in a spawned process, where TRL's async GRPO sends reward functions."""
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ def test_reward_function_runs_in_a_spawned_process():
 
 @pytest.fixture
 def trl():
-    trl = pytest.importorskip("trl")
-    pytest.importorskip("trl.trainer.utils", reason="needs TRL's trainer utilities")
+    # TRL is a test dependency (the `peers` extra): a missing or old TRL fails here.
+    import trl
+    import trl.trainer.utils
     from packaging.version import Version
 
-    if Version(trl.__version__) < Version(TRL_AWAITS_OBJECTS):
-        pytest.skip(f"TRL {trl.__version__} does not await async callable objects")
+    assert Version(trl.__version__) >= Version(TRL_AWAITS_OBJECTS), trl.__version__
     return trl
 
 
