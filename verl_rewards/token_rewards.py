@@ -64,12 +64,17 @@ def decode_responses(tokenizer: Any, responses: torch.Tensor, response_mask: tor
     for n in valid.sum(-1).tolist():
         ids.append(flat[start : start + n])
         start += n
+    return decode_ids(tokenizer, ids)
+
+
+def decode_ids(tokenizer: Any, ids: list[list[int]], skip_special_tokens: bool = False) -> list[str]:
+    """Decode lists of token ids in one batch call, as ``tokenizer.decode`` would each."""
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None or getattr(tokenizer, "clean_up_tokenization_spaces", False):
-        return list(tokenizer.batch_decode(ids))
+        return list(tokenizer.batch_decode(ids, skip_special_tokens=skip_special_tokens))
     # A fast tokenizer's Rust backend decodes the batch in one call; transformers'
     # batch_decode first walks every token id in Python to type-check it (2-3x slower).
-    return list(backend.decode_batch(ids, skip_special_tokens=False))
+    return list(backend.decode_batch(ids, skip_special_tokens=skip_special_tokens))
 
 
 def score_responses(

@@ -35,6 +35,7 @@ from verl_rewards.integrations._common import build_scorer, plain
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.spec import CompositeRef, RewardSpec, refs_of, spec_from_config
+from verl_rewards.token_rewards import decode_ids
 
 __all__ = ["RewardManager"]
 
@@ -77,12 +78,12 @@ class RewardManager(RewardManagerBase):
 
     async def _score_responses(self, responses: list[_Response]) -> BatchResult:
         # One batch decode for the whole batch (verl's naive manager decodes one by one).
-        decode = self.tokenizer.batch_decode  # type: ignore[attr-defined]
-        texts = decode([r.ids for r in responses], skip_special_tokens=True)
+        texts = decode_ids(self.tokenizer, [r.ids for r in responses], skip_special_tokens=True)
         to_decode = [i for i, r in enumerate(responses) if isinstance(r.prompt, tuple)]
         prompts: list[Any] = [r.prompt for r in responses]
         if to_decode:  # prompt token ids (no raw prompt in the batch): one more batch decode
-            decoded = decode([responses[i].prompt for i in to_decode], skip_special_tokens=True)
+            decoded = decode_ids(self.tokenizer, [list(responses[i].prompt) for i in to_decode],
+                                 skip_special_tokens=True)
             for i, text in zip(to_decode, decoded):
                 prompts[i] = text
         samples = [Sample(r.data_source, text, r.ground_truth, r.extra_info, prompt)
