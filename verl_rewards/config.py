@@ -19,7 +19,7 @@ from typing import Any, Literal, Union
 from .errors import ConfigError, UnknownConfigKeyError
 
 Executor = Literal["ray", "local"]
-OnError = Literal["score", "raise"]
+OnError = Literal["score", "raise", "skip"]
 # reward.timeout_s when it is not set: the plugin's declared @reward(timeout_s=...), else 30 s.
 AUTO: Literal["auto"] = "auto"
 DEFAULT_TIMEOUT_S = 30.0
@@ -291,7 +291,7 @@ def _validated(cfg: RewardConfig) -> RewardConfig:
     _check_str("path", cfg.path, optional=True)
     _check_str("name", cfg.name)
     _check_choice("executor", cfg.executor, ("ray", "local"))
-    _check_choice("on_error", cfg.on_error, ("score", "raise"))
+    _check_choice("on_error", cfg.on_error, ("score", "raise", "skip"))
     _check_int("num_workers", cfg.num_workers, minimum=1)
     _check_int("max_concurrency", cfg.max_concurrency, minimum=1)
     _check_int("max_sample_crashes", cfg.max_sample_crashes, minimum=1)

@@ -62,6 +62,11 @@ class BatchResult:
         """Samples that exceeded ``timeout_s``."""
         return self.statuses.count("timeout")
 
+    @property
+    def trainable(self) -> list[bool]:
+        """Per sample: did the reward itself score it? ``on_error='skip'`` trains on these only."""
+        return [st == "ok" for st in self.statuses]
+
     def ok_scores(self) -> list[float]:
         """The scores the reward itself returned (failed samples left out)."""
         return [s for s, st in zip(self.scores, self.statuses) if st == "ok"]

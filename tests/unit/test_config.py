@@ -56,7 +56,7 @@ def test_neither_plugin_nor_path_is_an_error():
     ("key", "value", "needle"),
     [
         ("executor", "dask", "reward.executor must be one of ray, local"),
-        ("on_error", "ignore", "reward.on_error must be one of score, raise"),
+        ("on_error", "ignore", "reward.on_error must be one of score, raise, skip"),
         ("num_workers", 0, "reward.num_workers must be an integer >= 1"),
         ("num_workers", "2", "reward.num_workers must be an integer >= 1"),
         ("timeout_s", -1, "reward.timeout_s must be a positive number"),
@@ -117,3 +117,7 @@ def test_plain_values_stay_literal_when_overrides_are_given():
     cfg = load_config({"plugin": "judge", "kwargs": {"template": "Q: ${question}"}},
                       ["reward.kwargs.n=3"])
     assert cfg.kwargs == {"template": "Q: ${question}", "n": 3}
+
+
+def test_on_error_skip_is_accepted():
+    assert load_config({"plugin": "x", "on_error": "skip"}).on_error == "skip"

@@ -74,3 +74,10 @@ def test_plugin_scored_by_name_from_config_with_overrides(testkit):
         result = scorer.score(_rows(" a ", "b"))
     assert result.scores == [2.0, 1.0]
     assert result.provenance.display_name == f"exact_match ({testkit.label})"
+
+
+def test_on_error_skip_marks_failed_samples_untrainable(local_cfg):
+    with Scorer.from_config({**local_cfg, "on_error": "skip"}) as scorer:
+        result = scorer.score(_rows("a", "raise"))
+    assert result.trainable == [True, False]
+    assert result.statuses == ["ok", "failed"]
