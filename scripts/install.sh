@@ -8,12 +8,17 @@
 #   bash scripts/install.sh --test     # also the test tools, the peer trainers
 #                                      # (verl, TRL) and the test-only plugins
 #   bash scripts/install.sh --dry-run  # print the pip commands, install nothing
+#
+# Both installs take every version from constraints.txt (the one recorded stack:
+# the demo runs what the tests test); `bash scripts/lock.sh` re-records it.
+# CONSTRAINTS=none installs unconstrained (lock.sh does that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 TEST=0
 DRY=0
+CONSTRAINTS=${CONSTRAINTS:-constraints.txt}
 for arg in "$@"; do
     case "$arg" in
         --test) TEST=1 ;;
@@ -23,8 +28,12 @@ for arg in "$@"; do
     esac
 done
 
+pin=()
+[ "$CONSTRAINTS" = none ] || pin=(-c "$CONSTRAINTS")
 pip() {
-    if [ "$DRY" = 1 ]; then echo "pip $*"; else "$VENV/bin/python" -m pip "$@"; fi
+    # PYTHONWARNINGS: setuptools' editable-install banner, printed once per package, says nothing
+    # that applies here.
+    if [ "$DRY" = 1 ]; then echo "pip $*"; else PYTHONWARNINGS=ignore "$VENV/bin/python" -m pip "$@"; fi
 }
 
 if [ "$DRY" = 0 ]; then
@@ -43,12 +52,12 @@ for dir in "${dirs[@]}"; do
 done
 
 pip install --quiet --upgrade pip setuptools wheel
-pip install --quiet "torch==2.13.0"
-pip install --quiet "${editable[@]}" "torch==2.13.0"  # the pin again: no peer may move torch
+pip install --quiet "torch==2.13.0" "${pin[@]}"
+pip install --quiet "${editable[@]}" "torch==2.13.0" "${pin[@]}"  # the pin again: no peer may move torch
 if [ "$TEST" = 1 ]; then
     # OpenRLHF's reward-file loader and argument parser (the tests run them); its
     # GPU stack (vLLM, DeepSpeed, flash-attn) is not needed for that.
-    pip install --quiet --no-deps "openrlhf==0.11.2"
-    pip install --quiet pylatexenc
+    pip install --quiet --no-deps "openrlhf==0.11.2" "${pin[@]}"
+    pip install --quiet pylatexenc "${pin[@]}"
 fi
 [ "$DRY" = 1 ] || echo "installed into $VENV (editable): verl-rewards + $(( ${#editable[@]} / 2 - 1 )) plugin package(s)$([ "$TEST" = 1 ] && echo ', with the test tools and test plugins')"

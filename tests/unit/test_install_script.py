@@ -20,14 +20,14 @@ def _project_args(commands: list[str]) -> list[str]:
     """The editable install's arguments, without the torch pin repeated at its end."""
     (project,) = [c for c in commands if " -e .[" in c]
     args = project.split()[3:]
-    assert args[-1] == "torch==2.13.0"  # no peer may move torch
-    return args[:-1]
+    assert args[-3:] == ["torch==2.13.0", "-c", "constraints.txt"]  # no peer may move torch
+    return args[:-3]
 
 
 def test_the_demo_install_links_every_plugin_and_leaves_out_the_test_plugins():
     commands = _commands()
     torch = commands[commands.index(next(c for c in commands if " -e .[" in c)) - 1]
-    assert torch == "pip install --quiet torch==2.13.0"  # pinned, before anything pulls one
+    assert torch == "pip install --quiet torch==2.13.0 -c constraints.txt"  # before anything pulls one
     args = _project_args(commands)
     assert args[:2] == ["-e", ".[trainer,dev]"]
     linked = args[3::2]
@@ -43,10 +43,25 @@ def test_the_test_install_adds_test_tools_peers_and_test_plugins():
     assert project[:2] == ["-e", ".[trainer,dev,test,peers]"]
     assert project[-2:] == ["-e", "./tests/fixtures/testkit"]
     # OpenRLHF's loader and parser, without its GPU stack
-    assert "pip install --quiet --no-deps openrlhf==0.11.2" in commands
+    assert "pip install --quiet --no-deps openrlhf==0.11.2 -c constraints.txt" in commands
 
 
 def test_an_unknown_option_exits_2():
     done = subprocess.run(["bash", str(ROOT / "scripts" / "install.sh"), "--tset"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "unknown option --tset" in done.stderr
+
+
+def test_both_installs_take_every_version_from_the_one_recorded_stack():
+    for commands in (_commands(), _commands("--test")):
+        installs = [c for c in commands if c.startswith("pip install") and "--upgrade pip" not in c]
+        assert installs and all(c.endswith(" -c constraints.txt") for c in installs)
+
+
+def test_the_recorded_stack_pins_the_peers_and_torch_exactly():
+    lines = [line for line in (ROOT / "constraints.txt").read_text().splitlines()
+             if line and not line.startswith("#")]
+    pins = dict(line.split("==", 1) for line in lines)
+    assert len(pins) == len(lines)  # every line an exact pin, each package once
+    assert (pins["torch"], pins["verl"], pins["trl"]) == ("2.13.0", "0.9.1", "1.16.0")
+    assert not any(name.startswith("verl-rewards") for name in pins)  # our own packages are not pinned
