@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from verl_rewards.cli import cmd_list
 from verl_rewards.cli.errors import CheckFailed, InputError, UsageError, exit_code
-from verl_rewards.cli.main import COMMANDS, main
+from verl_rewards.cli.main import COMMANDS, EPILOG, main
 from verl_rewards.errors import (
     AmbiguousPluginError,
     ConfigError,
@@ -114,3 +116,13 @@ def test_interrupt_exits_130(capsys, monkeypatch):
     monkeypatch.setattr(cmd_list, "run", _raising(KeyboardInterrupt()))
     assert main(["list"]) == 130
     assert capsys.readouterr().err == "verl-rewards: interrupted\n"
+
+
+def test_help_examples_name_only_plugins_a_demo_install_has(capsys):
+    from verl_rewards.cli import cmd_show
+
+    demo = {"copy_digits", "gsm8k", "math_boxed", "think_answer_format", "length_penalty",
+            "overlong_penalty", "code_exec", "llm_judge", "hf_reward_model"}
+    for epilog in (EPILOG, cmd_show.EPILOG):
+        named = set(re.findall(r"(?:show|plugin=)\s*(?:[\w-]+:)?(\w+)", epilog))
+        assert named and named <= demo, named

@@ -16,8 +16,8 @@ NAME = "show"
 HELP = "Show a plugin: target, shape, signature, docstring, metadata, source file."
 EPILOG = """\
 examples:
-  verl-rewards show exact_match
-  verl-rewards show verl-rewards-testkit:exact_match --json
+  verl-rewards show copy_digits
+  verl-rewards show verl-rewards-math:gsm8k --json
 
 NAME is an entry-point name, or DIST:NAME when two distributions declare it.
 Showing imports the plugin (listing does not): a plugin that fails to import

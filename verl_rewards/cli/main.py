@@ -24,10 +24,10 @@ _NAMES = frozenset(module.NAME for module in COMMANDS)
 EPILOG = """\
 examples:
   verl-rewards list
-  verl-rewards show exact_match
+  verl-rewards show gsm8k
   verl-rewards check
   verl-rewards score --input samples.jsonl --output scored.jsonl \\
-      reward.plugin=exact_match reward.executor=local
+      reward.plugin=gsm8k reward.executor=local
   verl-rewards new my_reward
 
 exit codes: 0 ok, 1 a check or scoring failure, 2 a usage, input or config error.
