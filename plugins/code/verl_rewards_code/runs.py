@@ -28,9 +28,11 @@ def harness_source() -> str:
 
 def prepare(test: ProgramTest, code: str) -> PreparedRun:
     """A stdin/stdout test runs the program as is; an assert test runs the
-    harness, which gets the program, the assertion and a fresh nonce on stdin."""
+    harness, which gets the program, then the assertion and a fresh nonce, on
+    stdin: two parts, each its length in decimal, a newline and ASCII JSON
+    (the harness starts the program's process between reading the two)."""
     if test.assertion is None:
         return PreparedRun(code, test.stdin)
     nonce = f"code_exec-assertion-held-{secrets.token_hex(16)}"
-    spec = {"program": code, "assertion": test.assertion, "nonce": nonce}
-    return PreparedRun(harness_source(), json.dumps(spec), nonce)
+    parts = (json.dumps({"program": code}), json.dumps({"assertion": test.assertion, "nonce": nonce}))
+    return PreparedRun(harness_source(), "".join(f"{len(p)}\n{p}" for p in parts), nonce)
