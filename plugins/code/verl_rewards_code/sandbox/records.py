@@ -93,11 +93,25 @@ class RunResult:
     wall_time_s: float = 0.0
     cpu_time_s: float | None = None
     max_rss_kb: int | None = None
+    memory_limit_hit: bool = False
 
     @property
     def ok(self) -> bool:
         """The program ran and exited with status 0."""
         return self.exit_code == 0 and not self.timed_out and self.setup_error is None
+
+
+@dataclass(frozen=True)
+class Cgroups:
+    """Where run cgroups are made: cgroup ``version`` 2 (one parent directory)
+    or 1 (the ``memory`` then the ``pids`` hierarchy's parent directory)."""
+
+    version: Literal[1, 2]
+    parents: tuple[str, ...]
+
+    def describe(self) -> str:
+        where = ", ".join(self.parents)
+        return f"a cgroup v{self.version} per run ({where}): memory_mb bounds all the run holds, max_processes its tasks"
 
 
 @dataclass(frozen=True)
@@ -111,6 +125,9 @@ class Isolation:
     namespace); ``mount`` runs the program in a minimal root of its own that
     shows only ``binds`` (host paths, read-only: the interpreter and system
     libraries), its program file and a private, size-limited working directory.
+    ``cgroups`` bounds each run's memory (anonymous, SysV shm, memfd, tmpfs) and
+    tasks in the kernel; ``seccomp`` refuses ``socket(AF_VSOCK)`` (vsock is not
+    network-namespaced) and io_uring (which could open one past the filter).
     """
 
     level: Literal["namespaces", "rlimits"]
@@ -120,6 +137,8 @@ class Isolation:
     mount: bool = False
     binds: tuple[str, ...] = ()
     nproc_enforced: bool = True
+    cgroups: Cgroups | None = None
+    seccomp: bool = False
 
     @property
     def pid_namespace(self) -> bool:
@@ -135,6 +154,10 @@ class Isolation:
         """One line for logs: what holds and what does not."""
         holds = ["rlimits (cpu, address space, file size, open files"]
         holds[0] += ", processes)" if self.nproc_enforced else ")"
+        if self.cgroups is not None:
+            holds.append(self.cgroups.describe())
+        if self.seccomp:
+            holds.append("seccomp (no vsock sockets, no io_uring)")
         if self.command:
             spaces = [flag[2:] for flag in self.command if flag in _NAMESPACE_FLAGS]
             holds.append("namespaces (" + ", ".join(spaces) + ")")
@@ -157,8 +180,15 @@ class Isolation:
                 "file system (the program can read every file its uid may, e.g. world-readable "
                 "datasets; its disk use is bounded per file only)"
             )
-        if not self.nproc_enforced:
+        if not self.nproc_enforced and self.cgroups is None:
             missing.append("process limit (RLIMIT_NPROC does not bind root)")
+        if self.cgroups is None:
+            missing.append(
+                "whole-run memory (SysV shared memory, memfds and tmpfs pages are outside RLIMIT_AS; "
+                "no writable cgroup hierarchy with memory and pids)"
+            )
+        if not self.seccomp:
+            missing.append("vsock (no seccomp filter on this kernel or architecture)")
         if not self.fresh_uid and not (self.pid_namespace and self.mount):
             who = "root" if os.geteuid() == 0 else "the caller's uid"
             missing.append(

@@ -1,0 +1,85 @@
+"""What the launcher leaves behind: no host disk through inherited descriptors, no tree after a killed worker."""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+from verl_rewards_code.sandbox import Limits, run_program
+from verl_rewards_code.sandbox.launch import TREE_PREFIX
+
+
+def test_fallocate_on_inherited_descriptors_reserves_no_host_disk() -> None:
+    # Issue 19 row 4: stdout/stderr were files in the host's temp dir, and
+    # fallocate(KEEP_SIZE) reserved 6 GiB past max_output_bytes and disk_mb.
+    source = """
+        import ctypes, errno, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        for fd in (0, 1, 2):
+            if libc.fallocate(fd, 1, ctypes.c_long(0), ctypes.c_long(2**30)) == 0:  # FALLOC_FL_KEEP_SIZE
+                print("reserved", fd)
+            else:
+                print(errno.errorcode[ctypes.get_errno()])
+            print(os.readlink(f"/proc/self/fd/{fd}").split(":")[0])
+        """
+    result = run_program(textwrap.dedent(source), "input\n")
+    assert result.ok, result.stderr
+    assert result.stdout.split() == ["EBADF", "pipe", "ESPIPE", "pipe", "ESPIPE", "pipe"]
+
+
+def test_output_past_the_cap_stops_the_run_at_once() -> None:
+    limits = Limits(timeout_s=30.0, max_output_bytes=64 * 1024)
+    for stream in ("sys.stdout", "sys.stderr"):
+        started = time.monotonic()
+        result = run_program(f"import sys\nwhile True:\n    {stream}.write('x' * 10000)\n", "", limits)
+        assert result.output_limit_hit and not result.timed_out and not result.ok
+        assert len(result.stdout) <= limits.max_output_bytes
+        assert time.monotonic() - started < 20.0  # not the 30 s time limit
+
+
+def _processes_of_tree(owner: int) -> list[int]:
+    """Pids whose command line names a run tree of ``owner`` (the program's main.py path)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if f"{TREE_PREFIX}{owner}-".encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _wait_for(condition: object, deadline_s: float) -> bool:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_killed_worker_leaves_no_sandbox_running_and_its_tree_goes_at_the_next_start() -> None:
+    # Issue 19 row 5: a worker killed on a timeout left its tree in /tmp
+    # (and, before the runner's lifeline, a sleeping program ran on).
+    worker = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        from verl_rewards_code.sandbox import Limits, run_program
+        run_program("import time\\ntime.sleep(600)", limits=Limits(timeout_s=600))
+        """)])
+    trees = os.path.join(tempfile.gettempdir(), f"{TREE_PREFIX}{worker.pid}-*")
+    try:
+        assert _wait_for(lambda: glob.glob(trees) and _processes_of_tree(worker.pid), 60.0)
+    finally:
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+    assert glob.glob(trees)  # the real fault: nobody removed it
+    assert _wait_for(lambda: not _processes_of_tree(worker.pid), 10.0)
+    subprocess.run([sys.executable, "-c", "from verl_rewards_code.sandbox import Sandbox; Sandbox.resolve()"],
+                   check=True, timeout=120)
+    assert glob.glob(trees) == []
