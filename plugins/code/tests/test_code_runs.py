@@ -286,12 +286,12 @@ def test_the_program_process_holds_no_harness_state_to_rebind() -> None:
     # The program's process answers requests only: rebinding its server's
     # helpers changes its own answers, never the harness's verdict.
     program = """
-        import sys
-        server = sys.modules.get("__mp_main__") or vars(sys.modules[type(lambda: 0).__module__])
-        for module in list(sys.modules.values()):
-            for name in ("_encode", "_decode", "_send", "_rebuild_exception"):
-                if hasattr(module, name):
-                    setattr(module, name, lambda *a, **k: True)
+        import gc, types
+        for obj in gc.get_objects():
+            if type(obj) is types.FunctionType and obj.__name__ == "_encode":
+                server = obj.__globals__
+                server["_Server"].answer = lambda self, request: {"ok": 3}
+                server["_encode"] = lambda *a: 3
         def add(a, b):
             return 0
         """

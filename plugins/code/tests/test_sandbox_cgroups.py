@@ -16,6 +16,7 @@ import textwrap
 import pytest
 from verl_rewards_code.sandbox import Isolation, Limits, isolation_for, launch
 from verl_rewards_code.sandbox import isolation as isolation_module
+from verl_rewards_code.sandbox.owners import owner_tag
 
 NEEDS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="cgroups are made by root (CI runs as root)")
 
@@ -43,7 +44,7 @@ def run(isolation: Isolation, source: str, limits: Limits) -> tuple[str, bool]:
 
 def run_cgroups_of_this_process(isolation: Isolation) -> list[str]:
     assert isolation.cgroups is not None
-    prefix = f"{os.getpid()}-"
+    prefix = f"{owner_tag()}-"
     return [n for p in isolation.cgroups.parents for n in os.listdir(p) if n.startswith(prefix)]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import signal
@@ -44,12 +45,12 @@ def test_output_past_the_cap_stops_the_run_at_once() -> None:
         assert time.monotonic() - started < 20.0  # not the 30 s time limit
 
 
-def _processes_of_tree(owner: int) -> list[int]:
-    """Pids whose command line names a run tree of ``owner`` (the program's main.py path)."""
+def _processes_of_tree(pattern: str) -> list[int]:
+    """Pids whose command line names a run tree matching ``pattern`` (the program's main.py path)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if f"{TREE_PREFIX}{owner}-".encode() in (entry / "cmdline").read_bytes():
+            if fnmatch.fnmatch((entry / "cmdline").read_bytes().decode(errors="replace"), f"*{pattern}*"):
                 found.append(int(entry.name))
         except (OSError, ValueError):
             continue
@@ -72,14 +73,16 @@ def test_a_killed_worker_leaves_no_sandbox_running_and_its_tree_goes_at_the_next
         from verl_rewards_code.sandbox import Limits, run_program
         run_program("import time\\ntime.sleep(600)", limits=Limits(timeout_s=600))
         """)])
-    trees = os.path.join(tempfile.gettempdir(), f"{TREE_PREFIX}{worker.pid}-*")
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    tree_name = f"{TREE_PREFIX}{namespace}-{worker.pid}-"
+    trees = os.path.join(tempfile.gettempdir(), f"{tree_name}*")
     try:
-        assert _wait_for(lambda: glob.glob(trees) and _processes_of_tree(worker.pid), 60.0)
+        assert _wait_for(lambda: glob.glob(trees) and _processes_of_tree(tree_name), 60.0)
     finally:
         worker.send_signal(signal.SIGKILL)
         worker.wait()
     assert glob.glob(trees)  # the real fault: nobody removed it
-    assert _wait_for(lambda: not _processes_of_tree(worker.pid), 10.0)
+    assert _wait_for(lambda: not _processes_of_tree(tree_name), 10.0)
     subprocess.run([sys.executable, "-c", "from verl_rewards_code.sandbox import Sandbox; Sandbox.resolve()"],
                    check=True, timeout=120)
     assert glob.glob(trees) == []

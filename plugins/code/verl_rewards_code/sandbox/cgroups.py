@@ -3,7 +3,7 @@
 RLIMIT_NPROC does not bind root, and RLIMIT_AS counts address space, not
 SysV shared memory left attached to nothing, memfds parked in a socket or
 tmpfs pages. A run's memory cgroup charges all of those, and its pids cgroup
-counts every task. Each run gets ``<hierarchy>/verl-rewards-code/<pid>-<n>``
+counts every task. Each run gets ``<hierarchy>/verl-rewards-code/<owner>-<n>``
 (cgroup v2 when its root offers ``memory`` and ``pids``, else the v1
 ``memory`` and ``pids`` hierarchies); the runner joins it before it forks,
 so every process of the run is inside from its first instruction.
@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .owners import made_by_a_dead_process, owner_tag
 from .records import MIB, Cgroups, Limits
 
 logger = logging.getLogger("verl_rewards_code.sandbox")
@@ -106,7 +107,7 @@ def _enable(directory: str) -> None:
 def run_cgroup(cgroups: Cgroups, limits: Limits, own_processes: int = 1) -> Iterator[RunCgroup]:
     """A fresh cgroup with the run's limits: ``memory_mb`` for everything it holds
     (no swap), ``max_processes`` tasks plus the sandbox's ``own_processes``."""
-    name = f"{os.getpid()}-{next(_counter)}"
+    name = f"{owner_tag()}-{next(_counter)}"
     run = RunCgroup(cgroups, tuple(os.path.join(p, name) for p in cgroups.parents))
     memory = str(limits.memory_mb * MIB)
     tasks = str(limits.max_processes + own_processes)
@@ -135,21 +136,10 @@ def remove_stale(cgroups: Cgroups) -> None:
         except OSError:
             continue
         for name in names:
-            owner = name.split("-", 1)[0]
-            if owner.isdigit() and not alive(int(owner)):
+            if made_by_a_dead_process(name):
                 stale = RunCgroup(cgroups, (os.path.join(parent, name),))
                 stale.kill_all(deadline_s=1.0)
                 _rmdir(stale.dirs[0])
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _write(directory: str, name: str, value: str, optional: bool = False) -> None:

@@ -7,15 +7,16 @@ stdout, stderr and status through pipes while it runs (with caps: output never
 touches the host's disk), waits for it without reaping it, kills what is
 left, and removes the tree. The tree, per run::
 
-    verl-rewards-code-<pid>-XXXX/  0711 root: the program can pass but not list
+    verl-rewards-code-<owner>-XXXX/  0711 root: the program can pass but not list
       io/                    0755: main.py (0644)
       work/                  0700, owned by the program's uid: its cwd, HOME, TMPDIR
       stage/                 0700: mount points for the runner's minimal root
 
 With a mount namespace the program sees none of this tree but ``io/main.py``
 (read-only) and an empty, size-limited tmpfs at the path of ``work/``. A
-tree whose ``<pid>`` is gone (a worker killed mid-run) is removed the next
-time a process chooses its isolation.
+tree whose owner (``owners.owner_tag``: PID namespace and pid) is gone (a
+worker killed mid-run) is removed the next time a process chooses its
+isolation.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from . import cgroups
+from .owners import made_by_a_dead_process, owner_tag
 from .records import MIB, Isolation, Limits, RunResult
 from .seccomp import vsock_filter
 
@@ -429,14 +431,13 @@ def _write(path: str, text: str, mode: int) -> None:
 def remove_stale_trees() -> None:
     """Remove run trees left by processes that died mid-run (a worker killed on a timeout)."""
     for root in glob.glob(os.path.join(tempfile.gettempdir(), f"{TREE_PREFIX}*")):
-        owner = os.path.basename(root)[len(TREE_PREFIX) :].split("-", 1)[0]
-        if owner.isdigit() and not cgroups.alive(int(owner)):
+        if made_by_a_dead_process(os.path.basename(root)[len(TREE_PREFIX) :]):
             _remove(root)
 
 
 @contextmanager
 def _tree(uid: int | None) -> Iterator[_Tree]:
-    root = tempfile.mkdtemp(prefix=f"{TREE_PREFIX}{os.getpid()}-")
+    root = tempfile.mkdtemp(prefix=f"{TREE_PREFIX}{owner_tag()}-")
     try:
         tree = _Tree(root, *(os.path.join(root, name) for name in ("io", "work", "stage")))
         os.chmod(root, 0o711)

@@ -20,16 +20,18 @@ class Limits:
 
     ``timeout_s`` is wall-clock time for the program; its CPU-time limit is
     derived from it (``ceil(timeout_s)`` seconds per process, SIGKILL one
-    second later). ``memory_mb`` is the run's memory budget: its processes'
-    address space plus its in-memory disk. ``max_processes`` bounds the
-    processes and threads it may have at once (RLIMIT_NPROC, which counts a
-    run's fresh uid or user namespace: the whole run). ``disk_mb`` is the size
-    of its working directory and ``/dev/shm`` together (a tmpfs, so it is
-    memory too). Each process gets RLIMIT_AS of ``process_memory_mb`` =
-    ``(memory_mb - disk_mb) // max_processes``, so the run as a whole stays
-    within ``max_processes x process_memory_mb + disk_mb <= memory_mb``.
-    ``max_output_bytes`` bounds any file it writes, its stdout and stderr
-    included (RLIMIT_FSIZE).
+    second later). ``memory_mb`` is the run's memory budget: everything it
+    holds (processes, shared memory, memfds, its in-memory disk), enforced by
+    the run's memory cgroup where there is one. ``max_processes`` bounds the
+    processes and threads it may have at once (the run's pids cgroup, and
+    RLIMIT_NPROC, which counts a run's fresh uid or user namespace).
+    ``disk_mb`` is the size of its working directory and ``/dev/shm``
+    together (a tmpfs, so it is memory too). Each process gets RLIMIT_AS of
+    ``process_memory_mb`` = ``(memory_mb - disk_mb) // max_processes``, so
+    rlimits alone keep ``max_processes x process_memory_mb + disk_mb <=
+    memory_mb`` for mapped memory and a single hog gets a ``MemoryError``.
+    ``max_output_bytes`` bounds stdout and stderr (the run is stopped past
+    it) and any file it writes (RLIMIT_FSIZE).
     """
 
     timeout_s: float = 5.0
