@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import glob
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -86,3 +87,19 @@ def test_a_killed_worker_leaves_no_sandbox_running_and_its_tree_goes_at_the_next
     subprocess.run([sys.executable, "-c", "from verl_rewards_code.sandbox import Sandbox; Sandbox.resolve()"],
                    check=True, timeout=120)
     assert glob.glob(trees) == []
+
+
+def test_a_caller_holding_over_1024_descriptors_can_run_programs() -> None:
+    # select() cannot watch a descriptor numbered past FD_SETSIZE; a Ray
+    # worker with many sockets open gets such numbers for the run's pipes.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 2048 <= hard or hard == resource.RLIM_INFINITY:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (2048, hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        result = run_program("print(input())", "past 1024\n")
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert result.ok and result.stdout == "past 1024\n", result

@@ -280,9 +280,13 @@ def _wait_for(child: int, lifeline: int) -> tuple[int, Any]:
         child_fd = os.pidfd_open(child)
     except (AttributeError, OSError):
         child_fd = None
+    poller = select.poll()  # not select(): inherited descriptor numbers may pass 1024
+    if child_fd is not None:
+        poller.register(child_fd, select.POLLIN)
+        poller.register(lifeline, select.POLLIN)
     while True:
         if child_fd is not None:
-            ready, _, _ = select.select([child_fd, lifeline], [], [], 0.2)
+            ready = dict(poller.poll(200))
             if lifeline in ready and not os.read(lifeline, 1):
                 os._exit(1)
             reap = os.WNOHANG

@@ -172,27 +172,34 @@ def _pump(proc: subprocess.Popen[bytes], fds: dict[str, int], stdin: bytes, limi
     os.set_blocking(fds["stdin"], False)
     pending = memoryview(stdin)
     exit_fd = _pidfd(proc.pid)
+    # poll, not select: a worker may hold more than FD_SETSIZE (1024) descriptors.
+    poller = select.poll()
+    for fd in [*readers, *([exit_fd] if exit_fd is not None else [])]:
+        poller.register(fd, select.POLLIN)
+    poller.register(fds["stdin"], select.POLLOUT)
     try:
         while True:
             if writer is not None and not pending:
+                poller.unregister(writer)
                 os.close(writer)
                 writer = None
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-            watched = list(readers) + ([exit_fd] if exit_fd is not None else [])
-            ready, writable, _ = select.select(watched, [writer] if writer is not None else [], [],
-                                               left if exit_fd is not None else min(left, 0.01))
-            if writable and writer is not None:
+            wait_s = left if exit_fd is not None else min(left, 0.01)
+            events = dict(poller.poll(wait_s * 1000))
+            if writer is not None and writer in events:
                 try:
-                    pending = pending[os.write(writer, pending[:65536]):]
+                    pending = pending[os.write(writer, pending[:65536]) :]
                 except BrokenPipeError:
                     pending = pending[:0]
-            for fd in ready:
-                if fd in readers and not _read_into(fd, readers, streams, limits):
+            for fd in [fd for fd in events if fd in readers]:
+                if not _read_into(fd, readers, streams, limits):
                     streams.output_limit_hit = True
                     return
-            if (exit_fd is not None and exit_fd in ready) or (exit_fd is None and _exited(proc)):
+                if fd not in readers:
+                    poller.unregister(fd)
+            if (exit_fd is not None and exit_fd in events) or (exit_fd is None and _exited(proc)):
                 streams.exited = True
                 _drain(readers, streams, limits)
                 return
@@ -252,7 +259,9 @@ def _wait_unreaped(proc: subprocess.Popen[bytes], timeout: float) -> bool:
     pidfd = _pidfd(proc.pid)
     if pidfd is not None:
         try:
-            return bool(select.select([pidfd], [], [], timeout)[0])
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            return bool(poller.poll(timeout * 1000))
         finally:
             os.close(pidfd)
     deadline = time.monotonic() + timeout
