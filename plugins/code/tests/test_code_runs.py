@@ -194,7 +194,20 @@ def test_the_assert_line_and_the_nonce_reach_the_program_only_through_the_harnes
     first, second = rest[: int(first_size)], rest[int(first_size):].split("\n", 1)[1]
     assert json.loads(first) == {"program": "def add(a, b):\n    return a + b\n"}
     assert json.loads(second) == {"assertion": "assert add(1, 2) == 3", "nonce": run.sentinel}
-    assert prepare(ProgramTest("1\n", "2\n"), "print(2)") == ("print(2)", "1\n", None)
+    assert prepare(ProgramTest("1\n", "2\n"), "print(2)") == ("print(2)", "1\n", None, 0)
+    assert run.helper_processes == 1
+
+
+@pytest.mark.parametrize("max_processes", [1, 2])
+def test_the_harness_process_is_not_counted_against_the_program(max_processes: int) -> None:
+    truth = json.dumps({"asserts": ["assert add(1, 2) == 3"]})
+    result = compute_score("mbpp", "def add(a, b):\n    return a + b\n", truth,
+                           max_processes=max_processes, memory_mb=256, disk_mb=16)
+    assert result["test_statuses"] == "pass"
+    fork = "import os\ndef add(a, b):\n    os.fork()\n    return a + b\n"
+    # With one process allowed, the program's own fork fails (and raises).
+    statuses = compute_score("mbpp", fork, truth, max_processes=max_processes, memory_mb=256, disk_mb=16)
+    assert statuses["test_statuses"] == ("error" if max_processes == 1 else "pass")
 
 
 def test_the_program_cannot_read_the_assertions_it_is_tested_with() -> None:

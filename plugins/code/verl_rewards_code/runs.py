@@ -13,11 +13,13 @@ from .spec import ProgramTest
 
 class PreparedRun(NamedTuple):
     """The sandbox input of one test. ``sentinel`` (assert tests) is the last
-    line of stdout only when the harness saw the assertion hold."""
+    line of stdout only when the harness saw the assertion hold;
+    ``helper_processes`` are the harness's own, not counted against the program."""
 
     source: str
     stdin: str
     sentinel: str | None = None
+    helper_processes: int = 0
 
 
 @functools.lru_cache(maxsize=1)
@@ -35,4 +37,4 @@ def prepare(test: ProgramTest, code: str) -> PreparedRun:
         return PreparedRun(code, test.stdin)
     nonce = f"code_exec-assertion-held-{secrets.token_hex(16)}"
     parts = (json.dumps({"program": code}), json.dumps({"assertion": test.assertion, "nonce": nonce}))
-    return PreparedRun(harness_source(), "".join(f"{len(p)}\n{p}" for p in parts), nonce)
+    return PreparedRun(harness_source(), "".join(f"{len(p)}\n{p}" for p in parts), nonce, helper_processes=1)

@@ -73,14 +73,17 @@ def runner_source() -> str:
     return Path(__file__).with_name("_runner.py").read_text(encoding="utf-8")
 
 
-def execute(isolation: Isolation, source: str, stdin: str, limits: Limits, python: str) -> RunResult:
-    """Run ``source`` with ``stdin`` under ``limits``; never raises for the program's faults."""
+def execute(
+    isolation: Isolation, source: str, stdin: str, limits: Limits, python: str, helper_processes: int = 0
+) -> RunResult:
+    """Run ``source`` with ``stdin`` under ``limits`` (plus ``helper_processes``
+    of its own machinery); never raises for the program's faults."""
     uid = random.SystemRandom().randrange(*_UID_RANGE) if isolation.fresh_uid else None
-    own = 1  # the runner
+    own = 1 + helper_processes  # the runner, and the harness's helpers
     with _tree(uid) as tree, _cgroup(isolation, limits, own) as cgroup:
         _write(tree.io_file("main.py"), source, 0o644)
         started = time.monotonic()
-        streams = _launch(isolation, tree, limits, python, uid, cgroup, stdin.encode("utf-8"))
+        streams = _launch(isolation, tree, limits, python, uid, cgroup, stdin.encode("utf-8"), helper_processes)
         elapsed = time.monotonic() - started
         if not streams.exited and uid is not None and not isolation.pid_namespace:
             _kill_uid(uid)
@@ -121,13 +124,14 @@ def _launch(
     uid: int | None,
     cgroup: cgroups.RunCgroup | None,
     stdin: bytes,
+    helper_processes: int,
 ) -> _Streams:
     """Start the runner, pump its pipes up to the time limit, kill what is left."""
     pipes = {name: os.pipe() for name in ("stdin", "stdout", "stderr", "log", "status")}
     # The runner exits when this pipe's write end closes: when this process dies.
     lifeline_read, lifeline = os.pipe()
     fds = {"status_fd": pipes["status"][1], "stderr_fd": pipes["stderr"][1], "lifeline_fd": lifeline_read}
-    config = _runner_config(isolation, tree, limits, python, uid, fds, cgroup)
+    config = _runner_config(isolation, tree, limits, python, uid, fds, cgroup, helper_processes)
     argv = [*isolation.command, python, "-I", "-S", "-c", runner_source(), json.dumps(config)]
     try:
         proc = subprocess.Popen(
@@ -286,10 +290,11 @@ def _runner_config(
     uid: int | None,
     fds: dict[str, int],
     cgroup: cgroups.RunCgroup | None,
+    helper_processes: int = 0,
 ) -> dict[str, Any]:
     # Under a user namespace the runner shares the program's uid and counts
     # against its process limit; a fresh uid counts the program alone.
-    own = 1 if isolation.drop_caps else 0
+    own = (1 if isolation.drop_caps else 0) + helper_processes
     return {
         "workdir": tree.work,
         "stage_dir": tree.stage,
