@@ -360,5 +360,18 @@ def test_program_objects_work_through_handles() -> None:
         "try:\n    boom()\nexcept ValueError as e:\n    assert str(e) == 'bad'\nelse:\n    assert False",
         "assert Stack() is not None and Stack().pop",
         "assert sorted({3: 1, 1: 2}.items()) == [(1, 2), (3, 1)] and b'x' + bytes(1) == b'x\\x00' and 1j * 1j == -1",
+        "assert math.isclose(Half(), 0.5) and int(Half()) == 0 and [1, 2][Half.One()] == 2",
+        "assert Half() + 0 == 0.5",
     ]
-    assert score(program, asserts) == (0.8, "pass,pass,pass,fail,pass")
+    program += """
+        class Half:
+            def __float__(self):
+                return 0.5
+            def __int__(self):
+                return 0
+            class One:
+                def __index__(self):
+                    return 1
+        """
+    # Arithmetic with the program's objects is refused: it would show the program the assertion's values.
+    assert score(program, asserts) == (5 / 7, "pass,pass,pass,fail,pass,pass,error")

@@ -19,8 +19,10 @@ value (``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``,
 types) crosses the pipe as data and is rebuilt here, so every comparison and
 truth test runs on values the harness built; anything else stays in the
 program process behind a :class:`_Remote` handle, which can be called,
-indexed and iterated but never compared or tested for truth (that fails the
-assertion). Whatever the program does to its own process (rebinding this
+indexed, iterated and converted (``float``, ``int``, ``len``: the program
+answers with a plain value) but never compared or tested for truth (that
+fails the assertion), nor combined with the assertion's values (arithmetic
+would hand the program the expected values). Whatever the program does to its own process (rebinding this
 module's functions, walking frames or ``gc``, signal handlers) changes only
 the values it answers with. The harness is non-dumpable, so the program
 process (same uid, no capabilities) can neither ptrace it nor open its
@@ -43,14 +45,17 @@ import signal
 import sys
 import types
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
+_T = TypeVar("_T")
 _PR_SET_DUMPABLE = 4
 _MAX_REPLY_BYTES = 64 * 1024 * 1024
 _MAX_DEPTH = 100
 _OWN_MODULES = {"math": math, "cmath": cmath, "operator": operator}
 _PLAIN = (type(None), bool, int, float, str)
 _CONTAINER_TAGS: dict[type, str] = {list: "l", tuple: "t", set: "s", frozenset: "f"}
+# Conversions a number-like object of the program (a NumPy scalar) answers with a plain value.
+_CONVERSIONS: dict[str, Any] = {"float": float, "int": int, "index": operator.index}
 
 
 # ---------------------------------------------------------------- both sides
@@ -157,6 +162,8 @@ class _Server:
             return next(target)
         if op == "len":
             return len(target)
+        if op in _CONVERSIONS:
+            return _CONVERSIONS[op](target)
         raise ValueError(f"unknown request {op!r}")
 
 
@@ -287,10 +294,24 @@ class _Remote:
                 return
 
     def __len__(self) -> int:
-        length = self._channel.request(op="len", h=self._number)
-        if type(length) is not int:
-            raise TypeError("the program's __len__ returned a non-int")
-        return length
+        return self._convert("len", int)
+
+    def __float__(self) -> float:
+        return self._convert("float", float)
+
+    def __int__(self) -> int:
+        return self._convert("int", int)
+
+    def __index__(self) -> int:
+        return self._convert("index", int)
+
+    def _convert(self, op: str, kind: type[_T]) -> _T:
+        """A conversion the program answers with a plain value (it takes no
+        argument, so nothing of the assertion reaches the program)."""
+        value = self._channel.request(op=op, h=self._number)
+        if not isinstance(value, kind) or type(value) is not kind:
+            raise TypeError(f"the program's {op}() of a {self._type_name} returned a {type(value).__name__}")
+        return value
 
     def __repr__(self) -> str:
         return f"<the program's {self._type_name}>"
