@@ -22,10 +22,11 @@ NEEDS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="cgroups are made by r
 
 
 def user_namespace(namespaces: Isolation) -> Isolation:
-    """What a caller who is not root gets (root can build it too)."""
+    """What a caller who is not root gets. Root can build it too, but its
+    namespace root is then the real root, which RLIMIT_NPROC does not bind."""
     command = (shutil.which("unshare") or "unshare", "--user", "--map-root-user", *isolation_module._NAMESPACES)
     return Isolation("namespaces", command, drop_caps=True, mount=True, binds=namespaces.binds,
-                     cgroups=namespaces.cgroups, seccomp=namespaces.seccomp)
+                     cgroups=namespaces.cgroups, seccomp=namespaces.seccomp, nproc_enforced=os.geteuid() != 0)
 
 
 def modes() -> dict[str, Isolation]:
