@@ -13,9 +13,10 @@ from verl_rewards_code.sandbox.seccomp import vsock_filter
 RET, JMP_CLASS = 0x06, 0x05
 
 
+@pytest.mark.parametrize("refuse_memfd", [False, True])
 @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
-def test_every_jump_lands_inside_the_filter_and_it_ends_in_a_return(machine: str) -> None:
-    program = vsock_filter(machine)
+def test_every_jump_lands_inside_the_filter_and_it_ends_in_a_return(machine: str, refuse_memfd: bool) -> None:
+    program = vsock_filter(machine, refuse_memfd)
     for index, (code, jt, jf, _) in enumerate(program):
         if code & 0x07 == JMP_CLASS:
             assert index + 1 + max(jt, jf) < len(program)

@@ -115,7 +115,7 @@ def run_cgroups() -> Cgroups | None:
         if found is None:
             logger.warning(
                 "verl-rewards-code sandbox: no run cgroups (%s): a run's processes are counted by "
-                "RLIMIT_NPROC only and its memory by RLIMIT_AS only",
+                "RLIMIT_NPROC only, its memory by RLIMIT_AS (and SysV shared memory by its IPC namespace limits) only",
                 reason,
             )
         _cgroups.append(found)

@@ -314,7 +314,7 @@ def _runner_config(
         "cgroup_procs": cgroup.procs_files if cgroup is not None else [],
         "ipc_namespace": "--ipc" in isolation.command,
         "memory_bytes": limits.memory_mb * MIB,
-        "seccomp": vsock_filter() if isolation.seccomp else None,
+        "seccomp": vsock_filter(refuse_memfd=isolation.cgroups is None) if isolation.seccomp else None,
         **fds,
     }
 

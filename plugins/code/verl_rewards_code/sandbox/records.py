@@ -159,7 +159,8 @@ class Isolation:
         if self.cgroups is not None:
             holds.append(self.cgroups.describe())
         if self.seccomp:
-            holds.append("seccomp (no vsock sockets, no io_uring)")
+            memfd = "" if self.cgroups is not None else ", no memfds: no cgroup would count them"
+            holds.append(f"seccomp (no vsock sockets, no io_uring{memfd})")
         if self.command:
             spaces = [flag[2:] for flag in self.command if flag in _NAMESPACE_FLAGS]
             holds.append("namespaces (" + ", ".join(spaces) + ")")
@@ -186,8 +187,8 @@ class Isolation:
             missing.append("process limit (RLIMIT_NPROC does not bind root)")
         if self.cgroups is None:
             missing.append(
-                "whole-run memory (SysV shared memory, memfds and tmpfs pages are outside RLIMIT_AS; "
-                "no writable cgroup hierarchy with memory and pids)"
+                "whole-run memory and processes as one budget (no writable cgroup hierarchy with memory "
+                "and pids: rlimits per process, SysV shared memory by the IPC namespace's limits)"
             )
         if not self.seccomp:
             missing.append("vsock (no seccomp filter on this kernel or architecture)")

@@ -1,4 +1,4 @@
-"""A seccomp filter for sandboxed programs: no vsock sockets, no io_uring.
+"""A seccomp filter for sandboxed programs: no vsock sockets, no io_uring (and no memfds without a cgroup).
 
 The network namespace leaves a program only a loopback that is down, but
 vsock (``AF_VSOCK``, a VM's channel to its host) is not network-namespaced.
@@ -13,8 +13,8 @@ from __future__ import annotations
 import errno
 import platform
 
-# (audit arch, socket syscall number) per machine; io_uring's calls are the same everywhere.
-_ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
+# (audit arch, socket, memfd_create syscall numbers) per machine; io_uring's are the same everywhere.
+_ARCHES = {"x86_64": (0xC000003E, 41, 319), "aarch64": (0xC00000B7, 198, 279)}
 _IO_URING = (425, 426, 427)  # io_uring_setup, io_uring_enter, io_uring_register
 AF_VSOCK = 40
 _X32_BIT = 0x40000000
@@ -38,11 +38,15 @@ def seccomp_available() -> bool:
         return False
 
 
-def vsock_filter(machine: str | None = None) -> list[Instruction]:
+def vsock_filter(machine: str | None = None, refuse_memfd: bool = False) -> list[Instruction]:
     """The BPF program ``(code, jt, jf, k)``: another ABI is killed, ``socket(AF_VSOCK, ...)``
-    fails with EAFNOSUPPORT, io_uring with ENOSYS; everything else is allowed."""
-    arch, socket_nr = _ARCHES[machine or platform.machine()]
-    refuse_socket = _RET_ERRNO | errno.EAFNOSUPPORT
+    fails with EAFNOSUPPORT, io_uring (and with ``refuse_memfd``, ``memfd_create``:
+    where no cgroup can account a memfd's pages) with ENOSYS; everything else is allowed."""
+    arch, socket_nr, memfd_nr = _ARCHES[machine or platform.machine()]
+    refused = [*_IO_URING, *([memfd_nr] if refuse_memfd else [])]
+    # Each check jumps to the ENOSYS return right after the last one; the last falls through to allow.
+    checks = [(_JEQ_K, len(refused) - 1 - i, 0, nr) for i, nr in enumerate(refused)]
+    checks[-1] = (_JEQ_K, 0, 1, refused[-1])
     return [
         (_LD_W_ABS, 0, 0, _ARCH_OFFSET),
         (_JEQ_K, 1, 0, arch),
@@ -52,13 +56,9 @@ def vsock_filter(machine: str | None = None) -> list[Instruction]:
         (_RET_K, 0, 0, _RET_KILL_PROCESS),
         (_JEQ_K, 0, 3, socket_nr),
         (_LD_W_ABS, 0, 0, _ARG0),
-        (_JEQ_K, 0, 5, AF_VSOCK),
-        (_RET_K, 0, 0, refuse_socket),
-        (_JEQ_K, 2, 0, _IO_URING[0]),
-        (_JEQ_K, 1, 0, _IO_URING[1]),
-        (_JEQ_K, 0, 1, _IO_URING[2]),
+        (_JEQ_K, 0, len(checks) + 2, AF_VSOCK),  # not vsock: on to allow
+        (_RET_K, 0, 0, _RET_ERRNO | errno.EAFNOSUPPORT),
+        *checks,
         (_RET_K, 0, 0, _RET_ERRNO | errno.ENOSYS),
         (_RET_K, 0, 0, _RET_ALLOW),
     ]
-
-
