@@ -22,9 +22,9 @@ program process behind a :class:`_Remote` handle, which can be called,
 indexed, iterated and converted (``float``, ``int``, ``len``: the program
 answers with a plain value) but never compared or tested for truth (that
 fails the assertion), nor combined with the assertion's values (arithmetic
-would hand the program the expected values). Whatever the program does to its own process (rebinding this
-module's functions, walking frames or ``gc``, signal handlers) changes only
-the values it answers with. The harness is non-dumpable, so the program
+would hand the program the expected values). Whatever the program does to
+its own process (rebinding this module's functions, walking frames or
+``gc``, signal handlers) changes only the values it answers with. The harness is non-dumpable, so the program
 process (same uid, no capabilities) can neither ptrace it nor open its
 ``/proc/<pid>/mem`` or ``fd/``. Only after the assertion held does the
 harness kill the program process and write the nonce as the last line of its
