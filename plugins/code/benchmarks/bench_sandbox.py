@@ -1,6 +1,6 @@
 """code_exec throughput: tasks per second per core on a fixed mix of small tasks.
 
-    python plugins/code/benchmarks/bench_sandbox.py [--rounds N] [--isolation auto]
+    python plugins/code/benchmarks/bench_sandbox.py [--rounds N] [--isolation auto] [--budget-cost RUNS]
 
 A task is one sample: a response's program scored against its problem's
 tests (3 tests each). The mix is fixed: 4 stdin/stdout problems and 4
@@ -18,12 +18,16 @@ pool 0.39, ScaleBox 0.61.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import resource
+import statistics
+import sys
 import time
 
 import verl_rewards_code
 from verl_rewards_code.code_exec import compute_score
+from verl_rewards_code.sandbox import Limits, isolation_for, launch
 
 STDIO = [
     ("a, b = map(int, input().split())\nprint(a + b)\n", ["1 2\n", "10 20\n", "-5 5\n"], ["3\n", "30\n", "0\n"]),
@@ -70,11 +74,34 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def budget_cost(runs: int) -> None:
+    """CPU ms of one sandboxed ``print(1)`` with the run's cgroup and seccomp
+    filter, and without them (same code, same interpreter, interleaved)."""
+    full = isolation_for("auto", sys.executable)
+    variants = {"with cgroup + seccomp": full, "without": dataclasses.replace(full, cgroups=None, seccomp=False)}
+    spent: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(runs):
+        for name, isolation in variants.items():
+            began = cpu_seconds()
+            assert launch.execute(isolation, "print(1)", "", Limits(), sys.executable).ok
+            spent[name].append(cpu_seconds() - began)
+    medians = {name: statistics.median(values) * 1000 for name, values in spent.items()}
+    print(f"{full.level}, cgroups: {full.cgroups is not None}, seccomp: {full.seccomp}")
+    for name, ms in medians.items():
+        print(f"  {name:22s} {ms:6.1f} CPU ms a run")
+    print(f"  the budgets cost {medians['with cgroup + seccomp'] / medians['without'] - 1:+.1%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--isolation", default="auto")
+    parser.add_argument("--budget-cost", type=int, default=0, metavar="RUNS",
+                        help="instead: the CPU cost of the cgroup and seccomp budgets over RUNS runs")
     args = parser.parse_args()
+    if args.budget_cost:
+        budget_cost(args.budget_cost)
+        return
     mix = tasks()
     for response, truth in mix:  # warm: the isolation probe, page cache; and check the mix
         result = compute_score("bench", response, truth, isolation=args.isolation)
