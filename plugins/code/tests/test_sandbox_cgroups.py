@@ -8,12 +8,14 @@ memfds written without mapping and parked in a unix socket.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 import textwrap
 
 import pytest
+from verl_rewards_code.code_exec import compute_score
 from verl_rewards_code.sandbox import Isolation, Limits, isolation_for, launch
 from verl_rewards_code.sandbox import isolation as isolation_module
 from verl_rewards_code.sandbox.owners import owner_tag
@@ -145,3 +147,12 @@ def test_memory_outside_the_address_space_counts_against_the_run_budget(attack: 
     # Before: every segment (768 MB) or memfd (1024 MB) was held against 256 MB.
     assert 0 < held_mb <= limits.memory_mb < unbounded_mb
     assert memory_limit_hit
+
+
+@NEEDS_ROOT
+def test_a_run_killed_at_its_memory_limit_is_a_memory_failure() -> None:
+    truth = json.dumps({"inputs": [""], "outputs": ["1024\n"]})
+    result = compute_score("apps", textwrap.dedent(MEMFDS), truth, memory_mb=256, disk_mb=16)
+    isolation = isolation_for("auto", sys.executable)
+    assert result["score"] == 0.0
+    assert result["test_statuses"] == ("memory" if isolation.cgroups is not None else "fail")

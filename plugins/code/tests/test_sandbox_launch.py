@@ -103,3 +103,16 @@ def test_a_caller_holding_over_1024_descriptors_can_run_programs() -> None:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert result.ok and result.stdout == "past 1024\n", result
+
+
+def test_stdin_larger_than_a_pipe_buffer_reaches_the_program_whole() -> None:
+    data = "".join(f"{i}\n" for i in range(200_000))  # ~1.3 MB: the launcher feeds the pipe as it drains
+    result = run_program("import sys\ndata = sys.stdin.read()\nprint(len(data), data.count('\\n'))", data,
+                         Limits(timeout_s=20.0))
+    assert result.ok, result.stderr
+    assert result.stdout.split() == [str(len(data)), "200000"]
+
+
+def test_a_program_that_never_reads_its_stdin_still_ends() -> None:
+    result = run_program("print('done')", "x" * 2_000_000, Limits(timeout_s=20.0))
+    assert result.ok and result.stdout == "done\n"
