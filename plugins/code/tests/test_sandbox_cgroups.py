@@ -9,16 +9,20 @@ memfds written without mapping and parked in a unix socket.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sys
 import textwrap
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from verl_rewards_code.code_exec import compute_score
 from verl_rewards_code.sandbox import Isolation, Limits, isolation_for, launch
 from verl_rewards_code.sandbox import isolation as isolation_module
 from verl_rewards_code.sandbox.owners import owner_tag
+from verl_rewards_code.sandbox.records import Cgroups
 
 NEEDS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="cgroups are made by root (CI runs as root)")
 
@@ -156,3 +160,15 @@ def test_a_run_killed_at_its_memory_limit_is_a_memory_failure() -> None:
     isolation = isolation_for("auto", sys.executable)
     assert result["score"] == 0.0
     assert result["test_statuses"] == ("memory" if isolation.cgroups is not None else "fail")
+
+
+def test_a_cgroup_hierarchy_that_fails_at_run_time_is_dropped_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    chosen = isolation_for("auto", sys.executable)
+    unusable = Cgroups(1, (str(tmp_path / "gone" / "memory"), str(tmp_path / "gone" / "pids")))
+    with caplog.at_level(logging.WARNING, logger="verl_rewards_code.sandbox"):
+        kept, failure = isolation_module.probe_with_kernel_fallbacks(replace(chosen, cgroups=unusable), sys.executable)
+    assert failure is None and kept == replace(chosen, cgroups=None)
+    assert "dropped the run cgroup (whole-run memory and processes)" in caplog.text
+    assert "No such file or directory" in caplog.text

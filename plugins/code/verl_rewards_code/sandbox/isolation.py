@@ -13,6 +13,7 @@ import shutil
 import sys
 import tempfile
 import threading
+from dataclasses import replace
 from typing import Literal
 
 from . import cgroups as cgroups_module
@@ -56,15 +57,17 @@ def _choose(mode: Mode, python: str) -> Isolation:
     reason = "isolation=rlimits was requested"
     if mode != "rlimits":
         candidate = namespaces_isolation(python)
-        failure = probe(candidate, python) if candidate else "no `unshare` command on this system"
+        if candidate is not None:
+            candidate, failure = probe_with_kernel_fallbacks(candidate, python)
+        else:
+            failure = "no `unshare` command on this system"
         if candidate is not None and failure is None:
             logger.info("verl-rewards-code sandbox: %s", candidate.describe())
             return candidate
         reason = str(failure)
         if mode == "namespaces":
             raise SandboxUnavailable(f"namespace isolation is unavailable: {reason}")
-    fallback = rlimits_isolation(python)
-    failure = probe(fallback, python)
+    fallback, failure = probe_with_kernel_fallbacks(rlimits_isolation(python), python)
     if failure is not None:
         raise SandboxUnavailable(f"the sandbox cannot run programs: {failure}")
     log = logger.info if mode == "rlimits" else logger.warning
@@ -120,6 +123,29 @@ def run_cgroups() -> Cgroups | None:
             )
         _cgroups.append(found)
     return _cgroups[0]
+
+
+def probe_with_kernel_fallbacks(isolation: Isolation, python: str) -> tuple[Isolation, str | None]:
+    """Probe ``isolation``; if it fails, probe it without the run cgroup, then
+    also without seccomp, and keep the first that works (with a warning
+    naming what was dropped and why). The first failure when none works."""
+    failure = probe(isolation, python)
+    if failure is None:
+        return isolation, None
+    lesser = [replace(isolation, cgroups=None), replace(isolation, cgroups=None, seccomp=False)]
+    for candidate in lesser:
+        if candidate != isolation and probe(candidate, python) is None:
+            dropped = [
+                what
+                for what, was, now in (
+                    ("the run cgroup (whole-run memory and processes)", isolation.cgroups, candidate.cgroups),
+                    ("the seccomp filter (vsock)", isolation.seccomp, candidate.seccomp),
+                )
+                if was and not now
+            ]
+            logger.warning("verl-rewards-code sandbox: runs fail (%s); dropped %s", failure, " and ".join(dropped))
+            return candidate, None
+    return isolation, failure
 
 
 def probe(isolation: Isolation, python: str) -> str | None:
