@@ -190,9 +190,24 @@ def test_the_assert_line_and_the_nonce_reach_the_program_only_through_the_harnes
     run = prepare(ProgramTest("", None, "assert add(1, 2) == 3"), "def add(a, b):\n    return a + b\n")
     assert run.source == harness_source()
     assert "assert add" not in run.source and run.sentinel is not None and run.sentinel not in run.source
-    assert json.loads(run.stdin) == {"program": "def add(a, b):\n    return a + b\n",
-                                     "assertion": "assert add(1, 2) == 3", "nonce": run.sentinel}
-    assert prepare(ProgramTest("1\n", "2\n"), "print(2)") == ("print(2)", "1\n", None)
+    first_size, rest = run.stdin.split("\n", 1)
+    first, second = rest[: int(first_size)], rest[int(first_size):].split("\n", 1)[1]
+    assert json.loads(first) == {"program": "def add(a, b):\n    return a + b\n"}
+    assert json.loads(second) == {"assertion": "assert add(1, 2) == 3", "nonce": run.sentinel}
+    assert prepare(ProgramTest("1\n", "2\n"), "print(2)") == ("print(2)", "1\n", None, 0)
+    assert run.helper_processes == 1
+
+
+@pytest.mark.parametrize("max_processes", [1, 2])
+def test_the_harness_process_is_not_counted_against_the_program(max_processes: int) -> None:
+    truth = json.dumps({"asserts": ["assert add(1, 2) == 3"]})
+    result = compute_score("mbpp", "def add(a, b):\n    return a + b\n", truth,
+                           max_processes=max_processes, memory_mb=256, disk_mb=16)
+    assert result["test_statuses"] == "pass"
+    fork = "import os\ndef add(a, b):\n    os.fork()\n    return a + b\n"
+    # With one process allowed, the program's own fork fails (and raises).
+    statuses = compute_score("mbpp", fork, truth, max_processes=max_processes, memory_mb=256, disk_mb=16)
+    assert statuses["test_statuses"] == ("error" if max_processes == 1 else "pass")
 
 
 def test_the_program_cannot_read_the_assertions_it_is_tested_with() -> None:
@@ -259,3 +274,104 @@ ANYTHING = """
 def test_a_program_object_decides_no_comparison_or_truth_anywhere_in_an_assertion(assertion: str) -> None:
     program = textwrap.dedent(ANYTHING) + "def f(x):\n    return Anything()\n"
     assert score(program, [assertion]) == (0.0, "fail")
+
+
+FORGE_THROUGH_GLOBALS = """
+    import signal
+    for installed in (signal.signal, getattr(signal, "setitimer", None), getattr(signal, "alarm", None)):
+        harness = getattr(installed, "__globals__", {})
+        if "truth" in harness or "_Channel" in harness:
+            harness["truth"] = harness["_decode"] = lambda *a: True
+            harness["compare"] = lambda ops, thunks: True
+            harness["_tampered"] = lambda before: None
+    def add(a, b):
+        return 0
+    """
+
+
+def test_rebinding_the_harness_through_globals_cannot_pass_assert_false() -> None:
+    # Issue 19: a replaced signal.signal exposed the harness's globals; with
+    # truth/compare rebound, every assert passed, `assert False` included.
+    assert score(FORGE_THROUGH_GLOBALS, ["assert False", "assert add(1, 2) == 3"]) == (0.0, "fail,fail")
+
+
+def test_the_program_process_holds_no_harness_state_to_rebind() -> None:
+    # The program's process answers requests only: rebinding its server's
+    # helpers changes its own answers, never the harness's verdict.
+    program = """
+        import gc, types
+        for obj in gc.get_objects():
+            if type(obj) is types.FunctionType and obj.__name__ == "_encode":
+                server = obj.__globals__
+                server["_Server"].answer = lambda self, request: {"ok": 3}
+                server["_encode"] = lambda *a: 3
+        def add(a, b):
+            return 0
+        """
+    assert score(program, ["assert False", "assert add(1, 2) == 3"])[0] == 0.0
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        # The /proc guard of an in-process harness let dir_fd through; the
+        # harness is now another process, and non-dumpable.
+        "fd = os.open('/', os.O_RDONLY)\nos.read(os.open('proc/self/maps', os.O_RDONLY, dir_fd=fd), 100)\n"
+        "mem = os.open(f'proc/{os.getppid()}/mem', os.O_RDWR, dir_fd=fd)",
+        "os.open(f'/proc/{os.getppid()}/mem', os.O_RDWR)",
+        "os.write(os.open(f'/proc/{os.getppid()}/fd/1', os.O_WRONLY), b'code_exec-assertion-held-x')",
+        "libc = ctypes.CDLL(None, use_errno=True)\nassert libc.ptrace(16, os.getppid(), 0, 0) == 0, ctypes.get_errno()",
+    ],
+    ids=["dir_fd proc", "parent mem", "parent stdout", "ptrace attach"],
+)
+def test_the_harness_process_is_out_of_the_programs_reach(attack: str) -> None:
+    # Each attack must raise (PermissionError / AssertionError) in the program:
+    # the run reports what happened through add's result.
+    program = f"""
+        import ctypes, os
+        def add(a, b):
+            try:
+{textwrap.indent(attack, " " * 16)}
+            except (OSError, AssertionError) as e:
+                return repr(e)
+            return 3
+        """
+    assert score(program, ["assert add(1, 2) == 3", "assert isinstance(add(1, 2), str)"]) == (0.5, "fail,pass")
+
+
+def test_program_objects_work_through_handles() -> None:
+    program = """
+        class Stack:
+            def __init__(self):
+                self.items = []
+            def push(self, x):
+                self.items.append(x)
+                return self
+            def pop(self):
+                return self.items.pop()
+        def gen(n):
+            yield from range(n)
+        def boom():
+            raise ValueError("bad")
+        """
+    asserts = [
+        "s = Stack()\ns.push(1).push(2)\nassert s.pop() == 2 and s.items == [1]",
+        "assert list(gen(3)) == [0, 1, 2] and len(Stack().items) == 0",
+        "try:\n    boom()\nexcept ValueError as e:\n    assert str(e) == 'bad'\nelse:\n    assert False",
+        "assert Stack() is not None and Stack().pop",
+        "assert sorted({3: 1, 1: 2}.items()) == [(1, 2), (3, 1)] and b'x' + bytes(1) == b'x\\x00' and 1j * 1j == -1",
+        "assert math.isclose(Half(), 0.5) and int(Half()) == 0 and [1, 2][Half.One()] == 2",
+        "assert Half() + 0 == 0.5",
+    ]
+    program += """
+        class Half:
+            def __float__(self):
+                return 0.5
+            def __int__(self):
+                return 0
+            class One:
+                def __index__(self):
+                    return 1
+        """
+    # Arithmetic with the program's objects is refused: it would show the program the assertion's values.
+    assert score(program, asserts) == (5 / 7, "pass,pass,pass,fail,pass,pass,error")

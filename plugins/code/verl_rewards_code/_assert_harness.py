@@ -1,28 +1,34 @@
-"""In-sandbox harness of an assert test: run the program, then its assertion, checked by us.
+"""In-sandbox harness of an assert test: the program runs in a process of its own; the assertion, here.
 
 This file is the sandboxed ``main.py`` of an assert test (standard library
-only; it never imports the package). Stdin holds one JSON object, read before
-the program runs and then replaced by ``/dev/null``: the program, the
-assertion and a per-run nonce. Only after the assertion held does the harness
-print the nonce as the last line of stdout and ``_exit(0)``; the scorer
-requires it, so a program that exits early (``os._exit(0)``, ``sys.exit``,
-``exec`` of another binary) fails.
+only; it never imports the package). Stdin holds two length-prefixed JSON
+parts: the program, then the assertion and a per-run nonce. The harness
+reads the first part, makes itself non-dumpable and forks the *program
+process*, which replaces its stdin by ``/dev/null`` and its stdout by its
+stderr, closes every other descriptor but its two pipes, runs the program as
+``__main__`` and then only answers requests: "your global ``add``", "call
+that with ``(1, 2)``", "attribute ``pop`` of that", "``iter``/``next``/
+``len`` of that".
 
-An audit hook, installed before the program runs (and never removable),
-refuses what would let the program reach the harness's state: frames
-(``sys._getframe``, tracebacks' ``tb_frame``, generators' frames, tracing and
-profiling), ``gc`` object walks, ``ctypes``, ``/proc`` and fresh copies of
-``signal``; the process is made non-dumpable so no other process can read its
-memory either. This is hardening inside one process, not a proof.
-
-Comparisons and truth tests anywhere in an ``assert`` (and ``any``, ``all``,
-``bool`` called from it) are done by the harness on plain values only
-(``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes`` and
-``list``/``tuple``/``dict``/``set``/``frozenset`` of them, exact types): an
-operand of any other type, e.g. an object whose ``__eq__`` is always true or a
-subclass of ``int``, fails the assertion. The modules an assertion may use
-(``builtins``, ``math``, ``cmath``, ``operator``) must be as before the
-program ran.
+Only then does the harness read the second part, so the program process
+never held the assertion or the nonce. It evaluates the assertion itself,
+with the real builtins, ``math``, ``cmath`` and ``operator``: names the
+assertion uses that are none of those come from the program process. A plain
+value (``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``,
+``bytes``, ``list``/``tuple``/``dict``/``set``/``frozenset`` of them, exact
+types) crosses the pipe as data and is rebuilt here, so every comparison and
+truth test runs on values the harness built; anything else stays in the
+program process behind a :class:`_Remote` handle, which can be called,
+indexed, iterated and converted (``float``, ``int``, ``len``: the program
+answers with a plain value) but never compared or tested for truth (that
+fails the assertion), nor combined with the assertion's values (arithmetic
+would hand the program the expected values). Whatever the program does to
+its own process (rebinding this module's functions, walking frames or
+``gc``, signal handlers) changes only the values it answers with. The harness is non-dumpable, so the program
+process (same uid, no capabilities) can neither ptrace it nor open its
+``/proc/<pid>/mem`` or ``fd/``. Only after the assertion held does the
+harness kill the program process and write the nonce as the last line of its
+own stdout, which the program process does not have.
 """
 
 from __future__ import annotations
@@ -38,253 +44,367 @@ import os
 import signal
 import sys
 import types
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Iterator
+from typing import IO, Any, TypeVar
 
-# Functions defined below look names up in this copy, not in the builtins
-# module the program can change (``builtins.type = ...``).
-__builtins__ = dict(vars(builtins))  # type: ignore[assignment]
-_PLAIN_SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
-_PLAIN_CONTAINERS = frozenset({list, tuple, set, frozenset, dict})
-_WATCHED = (builtins, math, cmath, operator)
-_BLOCKED_EVENTS = frozenset(
-    {
-        "sys._current_frames",
-        "sys._current_exceptions",
-        "sys.settrace",
-        "sys.setprofile",
-        "object.__getattr__",
-        "gc.get_objects",
-        "gc.get_referrers",
-        "gc.get_referents",
-    }
-)
-_OPS: dict[str, Callable[[Any, Any], Any]] = {
-    "Eq": operator.eq,
-    "NotEq": operator.ne,
-    "Lt": operator.lt,
-    "LtE": operator.le,
-    "Gt": operator.gt,
-    "GtE": operator.ge,
-    "In": lambda a, b: operator.contains(b, a),
-    "NotIn": lambda a, b: not operator.contains(b, a),
-    "Is": operator.is_,
-    "IsNot": operator.is_not,
-}
+_T = TypeVar("_T")
 _PR_SET_DUMPABLE = 4
+_MAX_REPLY_BYTES = 64 * 1024 * 1024
+_MAX_DEPTH = 100
+_OWN_MODULES = {"math": math, "cmath": cmath, "operator": operator}
+_PLAIN = (type(None), bool, int, float, str)
+_CONTAINER_TAGS: dict[type, str] = {list: "l", tuple: "t", set: "s", frozenset: "f"}
+# Conversions a number-like object of the program (a NumPy scalar) answers with a plain value.
+_CONVERSIONS: dict[str, Any] = {"float": float, "int": int, "index": operator.index}
 
 
-def plain(value: Any, depth: int = 0) -> Any:
-    """``value`` itself when it is plain data (exact builtin types all the way down)."""
+# ---------------------------------------------------------------- both sides
+
+
+def _encode(value: Any, handle_of: Any, depth: int = 0) -> Any:
+    """JSON for a value: plain data as itself (tagged containers), anything else as ``handle_of(value)``."""
     kind = type(value)
-    if kind in _PLAIN_SCALARS:
+    if kind in _PLAIN:
         return value
-    if kind in _PLAIN_CONTAINERS and depth < 100:
-        items = list(value.items()) if kind is dict else list(value)
-        for item in items:
-            if kind is dict:
-                plain(item[0], depth + 1)
-                plain(item[1], depth + 1)
-            else:
-                plain(item, depth + 1)
-        return value
-    # An AssertionError: a value the harness will not compare is a wrong answer.
-    raise AssertionError(f"the assertion compares a {kind.__name__}, not a plain value (bool, int, str, list, ...)")
+    if depth < _MAX_DEPTH:
+        if kind is complex:
+            return {"c": [value.real, value.imag]}
+        if kind is bytes:
+            return {"b": value.hex()}
+        tag = _CONTAINER_TAGS.get(kind)
+        if tag is not None:
+            return {tag: [_encode(item, handle_of, depth + 1) for item in value]}
+        if kind is dict:
+            return {"d": [[_encode(k, handle_of, depth + 1), _encode(v, handle_of, depth + 1)] for k, v in value.items()]}
+    return handle_of(value)
 
 
-def compare(ops: tuple[str, ...], thunks: list[Callable[[], Any]]) -> bool:
-    """A chained comparison on plain values, lazily as Python does (``is`` takes anything)."""
-    left = thunks[0]()
-    for name, thunk in zip(ops, thunks[1:]):
-        right = thunk()
-        op = _OPS[name]
-        if name not in ("Is", "IsNot"):
-            plain(left)
-            plain(right)
-        if not op(left, right):
-            return False
-        left = right
-    return True
+def _send(stream: IO[bytes], record: Any) -> None:
+    stream.write(json.dumps(record).encode() + b"\n")
+    stream.flush()
 
 
-def truth(value: Any) -> bool:
-    """The truth of a plain value (a program's object decides nothing here)."""
-    return bool(plain(value))
+# ------------------------------------------------------ the program process
 
 
-class _Rewrite(ast.NodeTransformer):
-    """In every ``assert``, comparisons and truth tests become calls of the
-    harness's own functions, wherever they sit (comprehensions, calls...)."""
-
-    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
-        test = _call("__verl_truth__", _Checked().visit(node.test))
-        return ast.copy_location(ast.Assert(test=test, msg=node.msg), node)
-
-
-class _Checked(ast.NodeTransformer):
-    def visit_Compare(self, node: ast.Compare) -> ast.expr:
-        self.generic_visit(node)
-        if not all(type(op).__name__ in _OPS for op in node.ops):
-            return node
-        ops = ast.Tuple([ast.Constant(type(op).__name__) for op in node.ops], ast.Load())
-        thunks = ast.List([_thunk(e) for e in (node.left, *node.comparators)], ast.Load())
-        return ast.Call(_name("__verl_compare__"), [ops, thunks], [])
-
-    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
-        self.generic_visit(node)
-        return ast.BoolOp(node.op, [_call("__verl_truth__", v) for v in node.values])
-
-    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
-        self.generic_visit(node)
-        if isinstance(node.op, ast.Not):
-            return ast.UnaryOp(ast.Not(), _call("__verl_truth__", node.operand))
-        return node
-
-    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
-        self.generic_visit(node)
-        return ast.IfExp(_call("__verl_truth__", node.test), node.body, node.orelse)
-
-    def visit_comprehension(self, node: ast.comprehension) -> ast.comprehension:
-        self.generic_visit(node)
-        node.ifs = [_call("__verl_truth__", test) for test in node.ifs]
-        return node
-
-
-def _call(name: str, arg: ast.expr) -> ast.Call:
-    return ast.Call(_name(name), [arg], [])
-
-
-def _name(name: str) -> ast.Name:
-    return ast.Name(name, ast.Load())
-
-
-def _thunk(node: ast.expr) -> ast.Lambda:
-    args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
-    return ast.Lambda(args, node)
-
-
-def _guard(event: str, args: tuple[Any, ...]) -> None:
-    if event == "sys._getframe":
-        # ValueError: what the standard library (namedtuple, enum, typing)
-        # already expects from sys._getframe where frames are unavailable.
-        raise ValueError("code_exec assert tests do not allow sys._getframe")
-    if event in _BLOCKED_EVENTS or event.startswith("ctypes."):
-        raise RuntimeError(f"code_exec assert tests do not allow {event}")
-    if event == "open" and isinstance(args[0], (str, bytes)):
-        path = os.path.realpath(os.fsdecode(args[0]))
-        if path == "/proc" or path.startswith("/proc/"):
-            raise RuntimeError("code_exec assert tests do not allow opening /proc")
-    if event == "import" and args[0] in ("_signal", "signal"):
-        raise RuntimeError("code_exec assert tests do not allow re-importing signal")
-
-
-def _no_signal_handlers(*_: Any) -> Any:
-    raise RuntimeError("code_exec assert tests do not allow signal handlers (they see the harness's frames)")
-
-
-def _seal() -> None:
-    """Before the program runs: nobody may read this process's memory or frames."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    for module in (signal, sys.modules["_signal"]):
-        for name in ("signal", "setitimer", "alarm"):
-            if hasattr(module, name):
-                setattr(module, name, _no_signal_handlers)
-    sys.addaudithook(_guard)
-
-
-def _snapshot() -> list[tuple[str, str, Any]]:
-    return [(m.__name__, k, v) for m in _WATCHED for k, v in list(vars(m).items())]
-
-
-def _tampered(before: list[tuple[str, str, Any]]) -> str | None:
-    modules = {m.__name__: vars(m) for m in _WATCHED}
-    for module, key, value in before:
-        if modules[module].get(key, _tampered) is not value:
-            return f"{module}.{key}"
-    return None
-
-
-def _run_program(program: str, namespace: dict[str, Any]) -> None:
-    try:
-        exec(compile(program, "solution.py", "exec"), namespace)
-    except SystemExit as e:
-        if e.code not in (None, 0):
-            raise
-        # sys.exit(0) at the end of a program is not a reason to skip the asserts.
-
-
-def _read_spec() -> dict[str, Any]:
-    """The run, from stdin (read with os.read: no buffer keeps it); stdin is then /dev/null."""
-    chunks = []
-    while chunk := os.read(0, 1 << 16):
-        chunks.append(chunk)
+def _program_process(program: str, requests: int, replies: int) -> None:
+    """Run the program, then answer the harness's requests until it closes the pipe (never returns)."""
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
-    os.close(devnull)
-    spec: dict[str, Any] = json.loads(b"".join(chunks))
-    return spec
+    os.dup2(2, 1)
+    keep = sorted({0, 1, 2, requests, replies})
+    for low, high in zip(keep, [*keep[1:], 1 << 16]):
+        os.closerange(low + 1, high)
+    inbox, outbox = os.fdopen(requests, "rb"), os.fdopen(replies, "wb")
+    module = types.ModuleType("__main__")
+    sys.modules["__main__"] = module
+    try:
+        exec(compile(program, "solution.py", "exec"), module.__dict__)
+    except SystemExit as e:
+        # sys.exit(0) at the end of a program is not a reason to skip the asserts.
+        if e.code not in (None, 0):
+            _send(outbox, {"raise": ["SystemExit", str(e.code)]})
+            os._exit(1)
+    except BaseException as e:  # noqa: BLE001 (the program's own failure: reported as Python would)
+        _send(outbox, {"raise": [type(e).__name__, str(e)]})
+        os._exit(1)
+    _send(outbox, {"ready": True})
+    server = _Server(module.__dict__)
+    for line in inbox:
+        _send(outbox, server.answer(json.loads(line)))
+    os._exit(0)
 
 
-def _compile_assertion(source: str) -> types.CodeType:
-    tree = _Rewrite().visit(ast.parse(source, "assertion.py"))
-    ast.fix_missing_locations(tree)
-    return compile(tree, "assertion.py", "exec")
+class _Server:
+    """The program process's side: the program's objects behind numbered handles."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.namespace = namespace
+        self.objects: list[Any] = []
+        self.numbers: dict[int, int] = {}
+
+    def handle_of(self, value: Any) -> dict[str, Any]:
+        number = self.numbers.get(id(value))
+        if number is None:
+            number = self.numbers[id(value)] = len(self.objects)
+            self.objects.append(value)  # kept alive, so id() stays unique
+        return {"h": [number, type(value).__name__]}
+
+    def value(self, encoded: Any) -> Any:
+        return _decode(encoded, lambda ref: self.objects[ref[0]])
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            if request["op"] == "name":
+                if request["name"] not in self.namespace:
+                    return {"missing": True}
+                result = self.namespace[request["name"]]
+            else:
+                result = self.operate(request)
+        except BaseException as e:  # noqa: BLE001 (the program's exception, sent as data)
+            return {"raise": [type(e).__name__, str(e)]}
+        return {"ok": _encode(result, self.handle_of)}
+
+    def operate(self, request: dict[str, Any]) -> Any:
+        target = self.objects[request["h"]]
+        op = request["op"]
+        if op == "call":
+            args = [self.value(a) for a in request["args"]]
+            kwargs = {k: self.value(v) for k, v in request["kwargs"].items()}
+            return target(*args, **kwargs)
+        if op == "getattr":
+            return getattr(target, request["name"])
+        if op == "getitem":
+            return target[self.value(request["key"])]
+        if op == "iter":
+            return iter(target)
+        if op == "next":
+            return next(target)
+        if op == "len":
+            return len(target)
+        if op in _CONVERSIONS:
+            return _CONVERSIONS[op](target)
+        raise ValueError(f"unknown request {op!r}")
+
+
+# ------------------------------------------------------------ the harness
+
+
+def _decode(encoded: Any, remote: Any) -> Any:
+    """A value rebuilt from JSON: plain data by this process's own types, handles by ``remote``."""
+    if type(encoded) in _PLAIN:
+        return encoded
+    if type(encoded) is not dict or len(encoded) != 1:
+        raise ValueError("malformed value from the program process")
+    tag, body = next(iter(encoded.items()))
+    if tag == "h":
+        return remote(body)
+    if tag == "c":
+        return complex(body[0], body[1])
+    if tag == "b":
+        return bytes.fromhex(body)
+    if tag == "d":
+        return {_decode(k, remote): _decode(v, remote) for k, v in body}
+    items = [_decode(item, remote) for item in body]
+    return {"l": list, "t": tuple, "s": set, "f": frozenset}[tag](items)
+
+
+class _ProgramError(Exception):
+    """An exception of the program whose type the harness does not have."""
+
+
+class _ProgramEnded(AssertionError):
+    """The program process ended before the assertion finished (an early exit fails the test)."""
+
+
+class _Channel:
+    """The harness's side of the pipes to the program process."""
+
+    def __init__(self, pid: int, requests: IO[bytes], replies: IO[bytes]) -> None:
+        self.pid, self.requests, self.replies = pid, requests, replies
+        self.remotes: dict[int, _Remote] = {}
+
+    def receive(self) -> dict[str, Any]:
+        line = self.replies.readline(_MAX_REPLY_BYTES)
+        if not line:
+            raise _ProgramEnded("the program's process ended before the assertion finished")
+        if not line.endswith(b"\n"):
+            raise _ProgramError(f"a value from the program is over {_MAX_REPLY_BYTES} bytes")
+        reply: dict[str, Any] = json.loads(line)
+        if "raise" in reply:
+            raise _rebuild_exception(*reply["raise"])
+        return reply
+
+    def request(self, **request: Any) -> Any:
+        try:
+            _send(self.requests, request)
+        except BrokenPipeError:
+            raise _ProgramEnded("the program's process ended before the assertion finished") from None
+        return _decode(self.receive()["ok"], self.remote)
+
+    def remote(self, ref: list[Any]) -> _Remote:
+        number, type_name = int(ref[0]), str(ref[1])
+        if number not in self.remotes:
+            self.remotes[number] = _Remote(self, number, type_name)
+        return self.remotes[number]
+
+    def argument(self, value: Any) -> Any:
+        def handle_of(obj: Any) -> Any:
+            if type(obj) is _Remote and obj._channel is self:
+                return {"h": [obj._number, obj._type_name]}
+            raise TypeError(
+                f"an assertion can pass the program plain values and the program's own objects, not a {type(obj).__name__}"
+            )
+
+        return _encode(value, handle_of)
+
+    def lookup(self, name: str) -> tuple[bool, Any]:
+        _send(self.requests, {"op": "name", "name": name})
+        reply = self.receive()
+        return ("ok" in reply), _decode(reply.get("ok"), self.remote)
+
+
+def _rebuild_exception(type_name: str, message: str) -> BaseException:
+    kind = getattr(builtins, type_name, None)
+    if isinstance(kind, type) and issubclass(kind, Exception):
+        return kind(message)
+    return _ProgramError(f"{type_name}: {message}")
+
+
+def _refuse(what: str) -> Any:
+    def method(self: _Remote, *_: Any) -> Any:
+        raise AssertionError(
+            f"the assertion {what} the program's {self._type_name}, not a plain value (bool, int, str, list, ...)"
+        )
+
+    return method
+
+
+class _Remote:
+    """An object of the program, left in its process: it may be called, indexed and iterated, never judged."""
+
+    __slots__ = ("_channel", "_number", "_type_name")
+
+    def __init__(self, channel: _Channel, number: int, type_name: str) -> None:
+        object.__setattr__(self, "_channel", channel)
+        object.__setattr__(self, "_number", number)
+        object.__setattr__(self, "_type_name", type_name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        channel = self._channel
+        return channel.request(
+            op="call",
+            h=self._number,
+            args=[channel.argument(a) for a in args],
+            kwargs={str(k): channel.argument(v) for k, v in kwargs.items()},
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return self._channel.request(op="getattr", h=self._number, name=name)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._channel.request(op="getitem", h=self._number, key=self._channel.argument(key))
+
+    def __iter__(self) -> Iterator[Any]:
+        iterator = self._channel.request(op="iter", h=self._number)
+        while True:
+            try:
+                yield self._channel.request(op="next", h=iterator._number)
+            except StopIteration:
+                return
+
+    def __len__(self) -> int:
+        return self._convert("len", int)
+
+    def __float__(self) -> float:
+        return self._convert("float", float)
+
+    def __int__(self) -> int:
+        return self._convert("int", int)
+
+    def __index__(self) -> int:
+        return self._convert("index", int)
+
+    def _convert(self, op: str, kind: type[_T]) -> _T:
+        """A conversion the program answers with a plain value (it takes no
+        argument, so nothing of the assertion reaches the program)."""
+        value = self._channel.request(op=op, h=self._number)
+        if not isinstance(value, kind) or type(value) is not kind:
+            raise TypeError(f"the program's {op}() of a {self._type_name} returned a {type(value).__name__}")
+        return value
+
+    def __repr__(self) -> str:
+        return f"<the program's {self._type_name}>"
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse("compares")
+    __bool__ = _refuse("tests the truth of")
+    __contains__ = _refuse("asks membership of")
+    __hash__ = _refuse("hashes")
+
+
+def _read_exactly(count: int) -> bytes:
+    chunks, left = [], count
+    while left:
+        chunk = os.read(0, left)  # never more than asked: the rest stays unread
+        if not chunk:
+            raise EOFError("the harness's input ended early")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_part() -> dict[str, Any]:
+    """One part of the input: its length in decimal, a newline, then that many bytes of JSON."""
+    digits = b""
+    while not digits.endswith(b"\n"):
+        if len(digits) > 20:
+            raise ValueError("the harness's input has no length line")
+        digits += _read_exactly(1)
+    part: dict[str, Any] = json.loads(_read_exactly(int(digits)))
+    return part
+
+
+def _non_dumpable() -> None:
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def _start_program(program: str) -> _Channel:
+    to_program, from_harness = os.pipe()
+    to_harness, from_program = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(from_harness)
+        os.close(to_harness)
+        try:
+            _program_process(program, to_program, from_program)
+        finally:
+            os._exit(1)
+    os.close(to_program)
+    os.close(from_program)
+    return _Channel(pid, os.fdopen(from_harness, "wb"), os.fdopen(to_harness, "rb"))
+
+
+def _scope(assertion: ast.Module, channel: _Channel) -> dict[str, Any]:
+    """The assertion's globals: the real builtins and modules, then the program's names it uses."""
+    scope: dict[str, Any] = {"__builtins__": builtins, "__name__": "assertion", **_OWN_MODULES}
+    used = sorted({n.id for n in ast.walk(assertion) if isinstance(n, ast.Name)})
+    for name in used:
+        if name in scope or hasattr(builtins, name):
+            continue
+        found, value = channel.lookup(name)
+        if found:
+            scope[name] = value
+    return scope
 
 
 def main() -> None:
-    """Run the program, then the assertion; print the nonce only when it held."""
-    spec = _read_spec()
-    emit = _emitter(spec.pop("nonce"))
-    assertion = _compile_assertion(spec["assertion"])
-    # any/all/bool ask a value's own __bool__: in an assertion they ask truth().
-    pristine = {
-        **vars(builtins),
-        "any": lambda values: any(truth(v) for v in values),
-        "all": lambda values: all(truth(v) for v in values),
-        "bool": truth,
-    }
-    before = _snapshot()
-    # The program is __main__ (as when run directly); this harness is then
-    # reachable by no name, and by no frame once sealed.
-    program = types.ModuleType("__main__")
-    sys.modules["__main__"] = program
-    _seal()
-    _run_program(spec["program"], program.__dict__)
-    _check_untouched(before)
-    scope = {
-        **program.__dict__,
-        # The assertion's math, cmath and operator are the real ones, whatever
-        # the program bound to those names.
-        **{m.__name__: types.SimpleNamespace(**vars(m)) for m in _WATCHED if m is not builtins},
-        "__builtins__": pristine,
-        "__verl_compare__": compare,
-        "__verl_truth__": truth,
-    }
-    exec(assertion, scope)
-    _check_untouched(before)
-    emit()
+    """Run the program in its own process, then the assertion here; print the nonce only when it held."""
+    try:
+        _judge()
+    except AssertionError as e:
+        # Whatever subclass: the scorer reads a failed assertion from this line.
+        os.write(2, f"\nAssertionError: {e}\n".encode())
+        os._exit(1)
 
 
-def _check_untouched(before: list[tuple[str, str, Any]]) -> None:
-    changed = _tampered(before)
-    if changed is not None:
-        raise AssertionError(f"the program replaced {changed}, which an assertion may use")
-
-
-def _emitter(nonce: str) -> Callable[[], None]:
-    write, exit_now, stdout = os.write, os._exit, sys.stdout
-
-    def emit() -> None:
-        try:
-            stdout.flush()
-            sys.stdout.flush()
-        except (OSError, ValueError, AttributeError, TypeError):  # the program replaced or closed it
-            pass
-        write(1, f"\n{nonce}\n".encode())
-        exit_now(0)
-
-    return emit
+def _judge() -> None:
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)
+    _non_dumpable()
+    channel = _start_program(_read_part()["program"])
+    rest = _read_part()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    ready = channel.receive()
+    if not ready.get("ready"):
+        raise _ProgramError("the program process did not start")
+    assertion = ast.parse(rest["assertion"], "assertion.py")
+    exec(compile(assertion, "assertion.py", "exec"), _scope(assertion, channel))
+    os.kill(channel.pid, signal.SIGKILL)
+    os.waitpid(channel.pid, 0)
+    os.write(1, f"\n{rest['nonce']}\n".encode())
+    os._exit(0)
 
 
 if __name__ == "__main__":

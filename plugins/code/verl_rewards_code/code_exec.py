@@ -106,6 +106,6 @@ def run_tests(
             statuses.append("skipped")
             continue
         run = prepare(test, code)
-        result = sandbox.run(run.source, run.stdin, limits)
+        result = sandbox.run(run.source, run.stdin, limits, helper_processes=run.helper_processes)
         statuses.append(status_of(result, test, limits, run.sentinel))
     return statuses

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-_CLOSED = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)```", re.DOTALL)
-_OPEN = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*)\Z", re.DOTALL)
+FENCE = "```"
+_LANGUAGE = re.compile(r"[ \t]*([\w+#.-]*)")
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3"})
 
 
@@ -18,12 +18,28 @@ class CodeBlock(NamedTuple):
 
 
 def code_blocks(response: str) -> list[CodeBlock]:
-    """Every fenced block in order; a final unclosed fence (a cut-off response) counts too."""
-    closed = list(_CLOSED.finditer(response))
-    blocks = [CodeBlock(m.group(1).lower(), m.group(2)) for m in closed]
-    tail = _OPEN.search(response, closed[-1].end() if closed else 0)
-    if tail is not None:
-        blocks.append(CodeBlock(tail.group(1).lower(), tail.group(2)))
+    """Every fenced block in order; a final unclosed fence (a cut-off response) counts too.
+
+    A block opens at a fence followed by a header line (its first word is the
+    language) and closes at the next fence. One forward scan with ``str.find``:
+    linear in the response, whatever runs of backticks it holds (a regex that
+    retries the header at every backtick is quadratic there).
+    """
+    blocks = []
+    position = 0
+    while (opening := response.find(FENCE, position)) != -1:
+        header_end = response.find("\n", opening + len(FENCE))
+        if header_end == -1:
+            break  # no header line after this fence, nor after any later one
+        header = response[opening + len(FENCE) : header_end]
+        language = _LANGUAGE.match(header)
+        tag = language.group(1).lower() if language else ""
+        closing = response.find(FENCE, header_end + 1)
+        if closing == -1:
+            blocks.append(CodeBlock(tag, response[header_end + 1 :]))
+            break
+        blocks.append(CodeBlock(tag, response[header_end + 1 : closing]))
+        position = closing + len(FENCE)
     return blocks
 
 

@@ -40,7 +40,7 @@ def _out_of_cpu(result: RunResult, limits: Limits) -> bool:
 
 def _failure_kind(result: RunResult, test: ProgramTest) -> Status:
     last_line = result.stderr.strip().rsplit("\n", 1)[-1]
-    if last_line.startswith("MemoryError"):
+    if result.memory_limit_hit or last_line.startswith("MemoryError"):
         return "memory"
     # A failed assertion is a wrong answer, not a crash.
     if test.assertion is not None and last_line.startswith("AssertionError"):

@@ -20,6 +20,7 @@ import ctypes
 import json
 import os
 import resource
+import select
 import signal
 import sys
 from typing import Any
@@ -44,8 +45,10 @@ _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "loongarch64": 41, "
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 PR_SET_PDEATHSIG = 1
+PR_SET_SECCOMP = 22
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
+SECCOMP_MODE_FILTER = 2
 
 # Per-mount flags that a remount must repeat: in a user namespace they are
 # locked, and leaving one out makes the remount fail with EPERM.
@@ -182,6 +185,40 @@ def _drop_bounding_set() -> None:
         _check(-1, "drop capabilities")
 
 
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _install_seccomp(instructions: list[list[int]]) -> None:
+    """Install the BPF filter the launcher built (``seccomp.vsock_filter``); no_new_privs is set."""
+    program = (_SockFilter * len(instructions))(*(_SockFilter(*i) for i in instructions))
+    fprog = _SockFprog(len(instructions), program)
+    _check(_libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(fprog), 0, 0), "seccomp")
+
+
+def _join_cgroups(procs_files: list[str]) -> None:
+    """Move this runner into the run's cgroups before it forks: the program starts inside."""
+    for path in procs_files:
+        with open(path, "w") as f:
+            f.write("0")
+
+
+def _limit_sysv_shm(budget_bytes: int) -> None:
+    """In the run's fresh IPC namespace, SysV shared memory (which outlives its
+    detaching processes) can never exceed the run's budget."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    for name, value in (("shmmax", budget_bytes), ("shmall", budget_bytes // page), ("shmmni", 64)):
+        try:
+            with open(f"/proc/sys/kernel/{name}", "w") as f:
+                f.write(str(value))
+        except OSError:
+            return  # a user namespace that may not set them: the run's cgroup, if any, still bounds it
+
+
 def _report(fd: int, record: dict[str, Any]) -> None:
     os.write(fd, (json.dumps(record) + "\n").encode())
 
@@ -212,6 +249,8 @@ def _exec_program(cfg: dict[str, Any], runner_pid: int) -> None:
         os.dup2(cfg["stderr_fd"], 2)
         os.close(cfg["stderr_fd"])
         os.set_inheritable(fd, False)
+        if cfg["seccomp"]:
+            _install_seccomp(cfg["seccomp"])
         python = cfg["python"]
         os.execve(python, [python, *cfg["python_args"], cfg["program"]], cfg["env"])
     except (OSError, SetupError) as e:
@@ -233,11 +272,47 @@ def _kill_uid(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
+def _wait_for(child: int, lifeline: int) -> tuple[int, Any]:
+    """Wait for the program, reaping orphans meanwhile (as PID 1 they are ours);
+    if the launcher dies (``lifeline`` reads EOF: a worker killed mid-run),
+    exit at once, which ends the whole run with its PID namespace."""
+    try:
+        child_fd = os.pidfd_open(child)
+    except (AttributeError, OSError):
+        child_fd = None
+    poller = select.poll()  # not select(): inherited descriptor numbers may pass 1024
+    if child_fd is not None:
+        poller.register(child_fd, select.POLLIN)
+        poller.register(lifeline, select.POLLIN)
+    while True:
+        if child_fd is not None:
+            ready = dict(poller.poll(200))
+            if lifeline in ready and not os.read(lifeline, 1):
+                os._exit(1)
+            reap = os.WNOHANG
+        else:
+            reap = 0
+        while True:
+            pid, status, usage = os.wait4(-1, reap)
+            if pid == child:
+                return status, usage
+            if pid == 0:
+                break
+
+
 def main() -> int:
     """Run the program described by the JSON config in ``sys.argv[1]``."""
     cfg = json.loads(sys.argv[1])
     fd = cfg["status_fd"]
     os.set_inheritable(cfg["stderr_fd"], False)
+    os.set_inheritable(cfg["lifeline_fd"], False)
+    try:
+        _join_cgroups(cfg["cgroup_procs"])
+    except OSError as e:
+        _report(fd, {"setup_error": f"joining the run's cgroup: {e}"})
+        return 0
+    if cfg["ipc_namespace"]:
+        _limit_sysv_shm(cfg["memory_bytes"])
     try:
         if cfg["mount"]:
             _pivot(_build_root(cfg))
@@ -248,10 +323,7 @@ def main() -> int:
     child = os.fork()
     if child == 0:
         _exec_program(cfg, runner_pid)
-    while True:
-        pid, status, usage = os.wait4(-1, 0)
-        if pid == child:
-            break
+    status, usage = _wait_for(child, cfg["lifeline_fd"])
     record: dict[str, Any] = {"cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
     if os.WIFSIGNALED(status):
         record["signal"] = os.WTERMSIG(status)

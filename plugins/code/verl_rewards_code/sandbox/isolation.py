@@ -13,11 +13,14 @@ import shutil
 import sys
 import tempfile
 import threading
+from dataclasses import replace
 from typing import Literal
 
-from .launch import execute
+from . import cgroups as cgroups_module
+from .launch import execute, remove_stale_trees
 from .paths import blocked_dirs, root_binds, traversable_by_others
-from .records import Isolation, Limits
+from .records import Cgroups, Isolation, Limits
+from .seccomp import seccomp_available
 
 Mode = Literal["auto", "namespaces", "rlimits"]
 MODES: tuple[Mode, ...] = ("auto", "namespaces", "rlimits")
@@ -50,18 +53,21 @@ def isolation_for(mode: Mode, python: str) -> Isolation:
 def _choose(mode: Mode, python: str) -> Isolation:
     if not hasattr(os, "fork"):
         raise SandboxUnavailable("code_exec needs a POSIX system (fork, rlimits)")
+    remove_stale_trees()
     reason = "isolation=rlimits was requested"
     if mode != "rlimits":
         candidate = namespaces_isolation(python)
-        failure = probe(candidate, python) if candidate else "no `unshare` command on this system"
+        if candidate is not None:
+            candidate, failure = probe_with_kernel_fallbacks(candidate, python)
+        else:
+            failure = "no `unshare` command on this system"
         if candidate is not None and failure is None:
             logger.info("verl-rewards-code sandbox: %s", candidate.describe())
             return candidate
         reason = str(failure)
         if mode == "namespaces":
             raise SandboxUnavailable(f"namespace isolation is unavailable: {reason}")
-    fallback = rlimits_isolation(python)
-    failure = probe(fallback, python)
+    fallback, failure = probe_with_kernel_fallbacks(rlimits_isolation(python), python)
     if failure is not None:
         raise SandboxUnavailable(f"the sandbox cannot run programs: {failure}")
     log = logger.info if mode == "rlimits" else logger.warning
@@ -74,22 +80,72 @@ def namespaces_isolation(python: str) -> Isolation | None:
     unshare = shutil.which("unshare")
     if not sys.platform.startswith("linux") or unshare is None:
         return None
+    cgroups, seccomp = run_cgroups(), seccomp_available()
     if os.geteuid() == 0:
-        # Root runs the program as a fresh uid, because RLIMIT_NPROC never
-        # binds root (nor root mapped into a user namespace).
+        # Root runs the program as a fresh uid (it must not be root), and
+        # counts its processes with a pids cgroup (RLIMIT_NPROC of a fresh
+        # uid holds too, but a cgroup also holds without one).
         command: tuple[str, ...] = (unshare, *_NAMESPACES)
-        return Isolation("namespaces", command, fresh_uid=True, mount=True, binds=tuple(root_binds(python)))
+        return Isolation(
+            "namespaces", command, fresh_uid=True, mount=True, binds=tuple(root_binds(python)),
+            cgroups=cgroups, seccomp=seccomp,
+        )
     command = (unshare, "--user", "--map-root-user", *_NAMESPACES)
-    return Isolation("namespaces", command, drop_caps=True, mount=True, binds=tuple(root_binds(python)))
+    return Isolation(
+        "namespaces", command, drop_caps=True, mount=True, binds=tuple(root_binds(python)),
+        cgroups=cgroups, seccomp=seccomp,
+    )
 
 
 def rlimits_isolation(python: str) -> Isolation:
     """Rlimits alone; as root, also a fresh uid when the interpreter and the
-    temporary directory are reachable for it (no mount namespace can help)."""
+    temporary directory are reachable for it (no mount namespace can help),
+    and run cgroups and seccomp where the kernel offers them."""
+    cgroups, seccomp = run_cgroups(), seccomp_available()
     if os.geteuid() != 0:
-        return Isolation("rlimits")
+        return Isolation("rlimits", cgroups=cgroups, seccomp=seccomp)
     fresh = not blocked_dirs(python) and traversable_by_others(tempfile.gettempdir())
-    return Isolation("rlimits", fresh_uid=fresh, nproc_enforced=fresh)
+    return Isolation("rlimits", fresh_uid=fresh, nproc_enforced=fresh, cgroups=cgroups, seccomp=seccomp)
+
+
+_cgroups: list[Cgroups | None] = []
+
+
+def run_cgroups() -> Cgroups | None:
+    """Where this process makes run cgroups (found once; None, with a warning, where it cannot)."""
+    if not _cgroups:
+        found, reason = cgroups_module.discover()
+        if found is None:
+            logger.warning(
+                "verl-rewards-code sandbox: no run cgroups (%s): a run's processes are counted by "
+                "RLIMIT_NPROC only, its memory by RLIMIT_AS (and SysV shared memory by its IPC namespace limits) only",
+                reason,
+            )
+        _cgroups.append(found)
+    return _cgroups[0]
+
+
+def probe_with_kernel_fallbacks(isolation: Isolation, python: str) -> tuple[Isolation, str | None]:
+    """Probe ``isolation``; if it fails, probe it without the run cgroup, then
+    also without seccomp, and keep the first that works (with a warning
+    naming what was dropped and why). The first failure when none works."""
+    failure = probe(isolation, python)
+    if failure is None:
+        return isolation, None
+    lesser = [replace(isolation, cgroups=None), replace(isolation, cgroups=None, seccomp=False)]
+    for candidate in lesser:
+        if candidate != isolation and probe(candidate, python) is None:
+            dropped = [
+                what
+                for what, was, now in (
+                    ("the run cgroup (whole-run memory and processes)", isolation.cgroups, candidate.cgroups),
+                    ("the seccomp filter (vsock)", isolation.seccomp, candidate.seccomp),
+                )
+                if was and not now
+            ]
+            logger.warning("verl-rewards-code sandbox: runs fail (%s); dropped %s", failure, " and ".join(dropped))
+            return candidate, None
+    return isolation, failure
 
 
 def probe(isolation: Isolation, python: str) -> str | None:

@@ -1,24 +1,28 @@
 """Run one program once in a sandbox described by an :class:`Isolation`.
 
 The launcher prepares a fresh directory tree, starts the in-sandbox runner
-(``_runner.py``) behind the isolation's command prefix (``unshare ...``), waits
-for it without reaping it, kills its whole process group, and collects the
-outputs. The tree, per run::
+(``_runner.py``) behind the isolation's command prefix (``unshare ...``) in a
+fresh cgroup (when the isolation has them), feeds its stdin and reads its
+stdout, stderr and status through pipes while it runs (with caps: output never
+touches the host's disk), waits for it without reaping it, kills what is
+left, and removes the tree. The tree, per run::
 
-    verl-rewards-code-XXXX/  0711 root: the program can pass but not list
-      io/                    0755: main.py (0644); stdin, stdout, stderr, status
-                             and sandbox.log (0600, reached only through
-                             inherited fds)
+    verl-rewards-code-<owner>-XXXX/  0711 root: the program can pass but not list
+      io/                    0755: main.py (0644)
       work/                  0700, owned by the program's uid: its cwd, HOME, TMPDIR
       stage/                 0700: mount points for the runner's minimal root
 
 With a mount namespace the program sees none of this tree but ``io/main.py``
-(read-only) and an empty, size-limited tmpfs at the path of ``work/``.
+(read-only) and an empty, size-limited tmpfs at the path of ``work/``. A
+tree whose owner (``owners.owner_tag``: PID namespace and pid) is gone (a
+worker killed mid-run) is removed the next time a process chooses its
+isolation.
 """
 
 from __future__ import annotations
 
 import functools
+import glob
 import json
 import os
 import random
@@ -30,11 +34,16 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import cgroups
+from .owners import made_by_a_dead_process, owner_tag
 from .records import MIB, Isolation, Limits, RunResult
+from .seccomp import vsock_filter
+
+TREE_PREFIX = "verl-rewards-code-"
 
 # Startup of the namespaces and the interpreter is not the program's time.
 STARTUP_GRACE_S = 1.0
@@ -64,62 +73,228 @@ def runner_source() -> str:
     return Path(__file__).with_name("_runner.py").read_text(encoding="utf-8")
 
 
-def execute(isolation: Isolation, source: str, stdin: str, limits: Limits, python: str) -> RunResult:
-    """Run ``source`` with ``stdin`` under ``limits``; never raises for the program's faults."""
+def execute(
+    isolation: Isolation, source: str, stdin: str, limits: Limits, python: str, helper_processes: int = 0
+) -> RunResult:
+    """Run ``source`` with ``stdin`` under ``limits`` (plus ``helper_processes``
+    of its own machinery); never raises for the program's faults."""
     uid = random.SystemRandom().randrange(*_UID_RANGE) if isolation.fresh_uid else None
-    with _tree(uid) as tree:
+    own = 1 + helper_processes  # the runner, and the harness's helpers
+    with _tree(uid) as tree, _cgroup(isolation, limits, own) as cgroup:
         _write(tree.io_file("main.py"), source, 0o644)
-        _write(tree.io_file("stdin"), stdin, 0o600)
         started = time.monotonic()
-        finished, returncode = _launch(isolation, tree, limits, python, uid)
+        streams = _launch(isolation, tree, limits, python, uid, cgroup, stdin.encode("utf-8"), helper_processes)
         elapsed = time.monotonic() - started
-        if not finished and uid is not None and not isolation.pid_namespace:
+        if not streams.exited and uid is not None and not isolation.pid_namespace:
             _kill_uid(uid)
-        return _collect(tree, limits, finished, returncode, elapsed)
+        if cgroup is not None:
+            cgroup.kill_all()
+        oom = cgroup is not None and cgroup.oom_killed()
+        return _collect(streams, limits, elapsed, oom)
+
+
+@contextmanager
+def _cgroup(isolation: Isolation, limits: Limits, own: int) -> Iterator[cgroups.RunCgroup | None]:
+    if isolation.cgroups is None:
+        yield None
+        return
+    with cgroups.run_cgroup(isolation.cgroups, limits, own) as run:
+        yield run
+
+
+@dataclass
+class _Streams:
+    """What the launcher read from a run's pipes, within the caps."""
+
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr_tail: bytearray = field(default_factory=bytearray)
+    stderr_total: int = 0
+    status: bytearray = field(default_factory=bytearray)
+    log: bytearray = field(default_factory=bytearray)
+    exited: bool = False
+    output_limit_hit: bool = False
+    returncode: int = 0
 
 
 def _launch(
-    isolation: Isolation, tree: _Tree, limits: Limits, python: str, uid: int | None
-) -> tuple[bool, int]:
-    """Start the runner, wait up to the time limit, kill what is left; (finished, rc)."""
-    with (
-        open(tree.io_file("stdin"), "rb") as fin,
-        open(tree.io_file("stdout"), "wb") as fout,
-        open(tree.io_file("stderr"), "wb") as ferr,
-        open(tree.io_file("sandbox.log"), "wb") as flog,
-        open(tree.io_file("status"), "wb") as fstatus,
-    ):
-        fds = {"status_fd": fstatus.fileno(), "stderr_fd": ferr.fileno()}
-        config = _runner_config(isolation, tree, limits, python, uid, fds)
-        argv = [*isolation.command, python, "-I", "-S", "-c", runner_source(), json.dumps(config)]
+    isolation: Isolation,
+    tree: _Tree,
+    limits: Limits,
+    python: str,
+    uid: int | None,
+    cgroup: cgroups.RunCgroup | None,
+    stdin: bytes,
+    helper_processes: int,
+) -> _Streams:
+    """Start the runner, pump its pipes up to the time limit, kill what is left."""
+    pipes = {name: os.pipe() for name in ("stdin", "stdout", "stderr", "log", "status")}
+    # The runner exits when this pipe's write end closes: when this process dies.
+    lifeline_read, lifeline = os.pipe()
+    fds = {"status_fd": pipes["status"][1], "stderr_fd": pipes["stderr"][1], "lifeline_fd": lifeline_read}
+    config = _runner_config(isolation, tree, limits, python, uid, fds, cgroup, helper_processes)
+    argv = [*isolation.command, python, "-I", "-S", "-c", runner_source(), json.dumps(config)]
+    try:
         proc = subprocess.Popen(
             argv,
-            stdin=fin,
-            stdout=fout,
-            stderr=flog,
+            stdin=pipes["stdin"][0],
+            stdout=pipes["stdout"][1],
+            stderr=pipes["log"][1],
             pass_fds=tuple(fds.values()),
             start_new_session=True,
             env=_LAUNCH_ENV,
             cwd=tree.root,
         )
+    except BaseException:
+        os.close(lifeline)
+        raise
+    finally:
+        for name, (read_end, write_end) in pipes.items():
+            os.close(read_end if name == "stdin" else write_end)
+        os.close(lifeline_read)
+    streams = _Streams()
+    try:
+        _pump(proc, {name: ends[1] if name == "stdin" else ends[0] for name, ends in pipes.items()},
+              stdin, limits, streams)
+        if not streams.exited and isolation.pid_namespace:
+            _stop_namespace(proc)
+    finally:
+        # The leader is not reaped yet, so its process group id cannot
+        # have been reused: this kill reaches only the sandbox.
+        _kill_group(proc.pid)
+        proc.wait()
+        os.close(lifeline)
+    streams.returncode = proc.returncode
+    return streams
+
+
+def _pump(proc: subprocess.Popen[bytes], fds: dict[str, int], stdin: bytes, limits: Limits, streams: _Streams) -> None:
+    """Feed stdin and read every output pipe until the runner exits, the time
+    limit passes, or the output passes ``max_output_bytes`` (then stop early)."""
+    deadline = time.monotonic() + limits.timeout_s + STARTUP_GRACE_S
+    readers = {fds[name]: name for name in ("stdout", "stderr", "log", "status")}
+    writer: int | None = fds["stdin"]
+    os.set_blocking(fds["stdin"], False)
+    pending = memoryview(stdin)
+    exit_fd = _pidfd(proc.pid)
+    # poll, not select: a worker may hold more than FD_SETSIZE (1024) descriptors.
+    poller = select.poll()
+    for fd in [*readers, *([exit_fd] if exit_fd is not None else [])]:
+        poller.register(fd, select.POLLIN)
+    poller.register(fds["stdin"], select.POLLOUT)
+    try:
+        while True:
+            if writer is not None and not pending:
+                poller.unregister(writer)
+                os.close(writer)
+                writer = None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            wait_s = left if exit_fd is not None else min(left, 0.01)
+            events = dict(poller.poll(wait_s * 1000))
+            if writer is not None and writer in events:
+                try:
+                    pending = pending[os.write(writer, pending[:65536]) :]
+                except BrokenPipeError:
+                    pending = pending[:0]
+            for fd in [fd for fd in events if fd in readers]:
+                if not _read_into(fd, readers, streams, limits):
+                    streams.output_limit_hit = True
+                    return
+                if fd not in readers:
+                    poller.unregister(fd)
+            if (exit_fd is not None and exit_fd in events) or (exit_fd is None and _exited(proc)):
+                streams.exited = True
+                _drain(readers, streams, limits)
+                return
+    finally:
+        for fd in [*readers, *([writer] if writer is not None else []), *([exit_fd] if exit_fd is not None else [])]:
+            os.close(fd)
+
+
+def _read_into(fd: int, readers: dict[int, str], streams: _Streams, limits: Limits) -> bool:
+    """Read what ``fd`` has; False when the run's output passed its cap."""
+    chunk = os.read(fd, 65536)
+    name = readers[fd]
+    if not chunk:
+        del readers[fd]
+        os.close(fd)
+        return True
+    if name == "stdout":
+        streams.stdout += chunk
+        if len(streams.stdout) >= limits.max_output_bytes:
+            del streams.stdout[limits.max_output_bytes :]
+            return False
+    elif name == "stderr":
+        streams.stderr_total += len(chunk)
+        streams.stderr_tail = (streams.stderr_tail + chunk)[-STDERR_TAIL_BYTES:]
+        return streams.stderr_total < limits.max_output_bytes
+    else:
+        # The runner's own status and log are small; a cap still bounds them.
+        target = streams.status if name == "status" else streams.log
+        if len(target) < limits.max_output_bytes:
+            target += chunk
+    return True
+
+
+def _drain(readers: dict[int, str], streams: _Streams, limits: Limits) -> None:
+    """After the runner exited: read what its pipes still hold, without waiting
+    for processes that escaped it (without a PID namespace) to close them."""
+    for fd in list(readers):
+        os.set_blocking(fd, False)
+        while fd in readers:
+            try:
+                if not _read_into(fd, readers, streams, limits):
+                    streams.output_limit_hit = True
+                    return
+            except BlockingIOError:
+                break
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _wait_unreaped(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait until ``proc`` exits or ``timeout`` passes, leaving it unreaped."""
+    pidfd = _pidfd(proc.pid)
+    if pidfd is not None:
         try:
-            finished = _wait_unreaped(proc, limits.timeout_s + STARTUP_GRACE_S)
-            if not finished and isolation.pid_namespace:
-                _stop_namespace(proc)
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            return bool(poller.poll(timeout * 1000))
         finally:
-            # The leader is not reaped yet, so its process group id cannot
-            # have been reused: this kill reaches only the sandbox.
-            _kill_group(proc.pid)
-            proc.wait()
-    return finished, proc.returncode
+            os.close(pidfd)
+    deadline = time.monotonic() + timeout
+    while not _exited(proc):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def _exited(proc: subprocess.Popen[bytes]) -> bool:
+    if hasattr(os, "waitid"):
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    return proc.poll() is not None
 
 
 def _runner_config(
-    isolation: Isolation, tree: _Tree, limits: Limits, python: str, uid: int | None, fds: dict[str, int]
+    isolation: Isolation,
+    tree: _Tree,
+    limits: Limits,
+    python: str,
+    uid: int | None,
+    fds: dict[str, int],
+    cgroup: cgroups.RunCgroup | None,
+    helper_processes: int = 0,
 ) -> dict[str, Any]:
     # Under a user namespace the runner shares the program's uid and counts
     # against its process limit; a fresh uid counts the program alone.
-    own = 1 if isolation.drop_caps else 0
+    own = (1 if isolation.drop_caps else 0) + helper_processes
     return {
         "workdir": tree.work,
         "stage_dir": tree.stage,
@@ -136,6 +311,10 @@ def _runner_config(
         "drop_caps": isolation.drop_caps,
         "kill_uid": not isolation.pid_namespace,
         "rlimits": limits.rlimits(extra_processes=own),
+        "cgroup_procs": cgroup.procs_files if cgroup is not None else [],
+        "ipc_namespace": "--ipc" in isolation.command,
+        "memory_bytes": limits.memory_mb * MIB,
+        "seccomp": vsock_filter(refuse_memfd=isolation.cgroups is None) if isolation.seccomp else None,
         **fds,
     }
 
@@ -152,36 +331,6 @@ def _program_env(workdir: str) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-
-
-def _wait_unreaped(proc: subprocess.Popen[bytes], timeout: float) -> bool:
-    """Wait until ``proc`` exits or ``timeout`` passes, leaving it unreaped."""
-    try:
-        pidfd = os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):
-        return _poll_unreaped(proc, timeout)
-    try:
-        return bool(select.select([pidfd], [], [], timeout)[0])
-    finally:
-        os.close(pidfd)
-
-
-def _poll_unreaped(proc: subprocess.Popen[bytes], timeout: float) -> bool:
-    if not hasattr(os, "waitid"):
-        try:
-            proc.wait(timeout)
-            return True
-        except subprocess.TimeoutExpired:
-            return False
-    deadline = time.monotonic() + timeout
-    delay = 0.001
-    while True:
-        if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(delay)
-        delay = min(delay * 2, 0.02)
 
 
 def _stop_namespace(proc: subprocess.Popen[bytes]) -> None:
@@ -248,58 +397,42 @@ def _kill_uid(uid: int) -> None:
     )
 
 
-def _collect(tree: _Tree, limits: Limits, finished: bool, returncode: int, elapsed: float) -> RunResult:
-    """Turn the files left by a run into a :class:`RunResult`."""
-    status = _read_status(tree.io_file("status"))
-    stdout, stdout_full = _read_head(tree.io_file("stdout"), limits.max_output_bytes)
-    stderr, stderr_full = _read_tail(tree.io_file("stderr"), limits.max_output_bytes)
+def _collect(streams: _Streams, limits: Limits, elapsed: float, oom: bool) -> RunResult:
+    """Turn what a run's pipes carried into a :class:`RunResult`."""
+    status = _parse_status(streams.status.decode("utf-8", errors="replace"))
+    stderr = streams.stderr_tail.decode("utf-8", errors="replace")
     setup_error = status.get("setup_error")
-    if finished and setup_error is None and "exit" not in status and "signal" not in status:
-        log, _ = _read_tail(tree.io_file("sandbox.log"), limits.max_output_bytes)
-        setup_error = f"the sandbox exited with {returncode} before the program ended: {log.strip()[-500:]}"
+    ended = "exit" in status or "signal" in status
+    if streams.exited and setup_error is None and not ended:
+        log = streams.log.decode("utf-8", errors="replace")
+        setup_error = f"the sandbox exited with {streams.returncode} before the program ended: {log.strip()[-500:]}"
     return RunResult(
-        stdout=stdout,
+        stdout=streams.stdout.decode("utf-8", errors="replace"),
         stderr=stderr,
         exit_code=status.get("exit"),
         signal=status.get("signal"),
-        timed_out=not finished,
-        output_limit_hit=stdout_full or stderr_full or "[Errno 27] File too large" in stderr,
+        timed_out=not streams.exited and not streams.output_limit_hit,
+        output_limit_hit=streams.output_limit_hit or "[Errno 27] File too large" in stderr,
         setup_error=setup_error,
         wall_time_s=elapsed,
         cpu_time_s=status.get("cpu_s"),
         max_rss_kb=status.get("maxrss_kb"),
+        memory_limit_hit=oom,
     )
 
 
-def _read_status(path: str) -> dict[str, Any]:
+def _parse_status(text: str) -> dict[str, Any]:
     merged: dict[str, Any] = {}
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                # The first setup error is the cause; later ones are its echoes.
-                for key, value in record.items():
-                    merged.setdefault(key, value)
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            # The first setup error is the cause; later ones are its echoes.
+            for key, value in record.items():
+                merged.setdefault(key, value)
     return merged
-
-
-def _read_head(path: str, limit: int) -> tuple[str, bool]:
-    """The first ``limit`` bytes of a file, decoded, and whether it reached ``limit``."""
-    with open(path, "rb") as f:
-        data = f.read(limit)
-    return data.decode("utf-8", errors="replace"), len(data) >= limit
-
-
-def _read_tail(path: str, limit: int) -> tuple[str, bool]:
-    """The last bytes of a file, decoded, and whether the file reached ``limit``."""
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        f.seek(max(0, size - STDERR_TAIL_BYTES))
-        data = f.read()
-    return data.decode("utf-8", errors="replace"), size >= limit
 
 
 def _write(path: str, text: str, mode: int) -> None:
@@ -309,9 +442,16 @@ def _write(path: str, text: str, mode: int) -> None:
     os.chmod(path, mode)
 
 
+def remove_stale_trees() -> None:
+    """Remove run trees left by processes that died mid-run (a worker killed on a timeout)."""
+    for root in glob.glob(os.path.join(tempfile.gettempdir(), f"{TREE_PREFIX}*")):
+        if made_by_a_dead_process(os.path.basename(root)[len(TREE_PREFIX) :]):
+            _remove(root)
+
+
 @contextmanager
 def _tree(uid: int | None) -> Iterator[_Tree]:
-    root = tempfile.mkdtemp(prefix="verl-rewards-code-")
+    root = tempfile.mkdtemp(prefix=f"{TREE_PREFIX}{owner_tag()}-")
     try:
         tree = _Tree(root, *(os.path.join(root, name) for name in ("io", "work", "stage")))
         os.chmod(root, 0o711)

@@ -20,16 +20,18 @@ class Limits:
 
     ``timeout_s`` is wall-clock time for the program; its CPU-time limit is
     derived from it (``ceil(timeout_s)`` seconds per process, SIGKILL one
-    second later). ``memory_mb`` is the run's memory budget: its processes'
-    address space plus its in-memory disk. ``max_processes`` bounds the
-    processes and threads it may have at once (RLIMIT_NPROC, which counts a
-    run's fresh uid or user namespace: the whole run). ``disk_mb`` is the size
-    of its working directory and ``/dev/shm`` together (a tmpfs, so it is
-    memory too). Each process gets RLIMIT_AS of ``process_memory_mb`` =
-    ``(memory_mb - disk_mb) // max_processes``, so the run as a whole stays
-    within ``max_processes x process_memory_mb + disk_mb <= memory_mb``.
-    ``max_output_bytes`` bounds any file it writes, its stdout and stderr
-    included (RLIMIT_FSIZE).
+    second later). ``memory_mb`` is the run's memory budget: everything it
+    holds (processes, shared memory, memfds, its in-memory disk), enforced by
+    the run's memory cgroup where there is one. ``max_processes`` bounds the
+    processes and threads it may have at once (the run's pids cgroup, and
+    RLIMIT_NPROC, which counts a run's fresh uid or user namespace).
+    ``disk_mb`` is the size of its working directory and ``/dev/shm``
+    together (a tmpfs, so it is memory too). Each process gets RLIMIT_AS of
+    ``process_memory_mb`` = ``(memory_mb - disk_mb) // max_processes``, so
+    rlimits alone keep ``max_processes x process_memory_mb + disk_mb <=
+    memory_mb`` for mapped memory and a single hog gets a ``MemoryError``.
+    ``max_output_bytes`` bounds stdout and stderr (the run is stopped past
+    it) and any file it writes (RLIMIT_FSIZE).
     """
 
     timeout_s: float = 5.0
@@ -93,11 +95,25 @@ class RunResult:
     wall_time_s: float = 0.0
     cpu_time_s: float | None = None
     max_rss_kb: int | None = None
+    memory_limit_hit: bool = False
 
     @property
     def ok(self) -> bool:
         """The program ran and exited with status 0."""
         return self.exit_code == 0 and not self.timed_out and self.setup_error is None
+
+
+@dataclass(frozen=True)
+class Cgroups:
+    """Where run cgroups are made: cgroup ``version`` 2 (one parent directory)
+    or 1 (the ``memory`` then the ``pids`` hierarchy's parent directory)."""
+
+    version: Literal[1, 2]
+    parents: tuple[str, ...]
+
+    def describe(self) -> str:
+        where = ", ".join(self.parents)
+        return f"a cgroup v{self.version} per run ({where}): memory_mb bounds all the run holds, max_processes its tasks"
 
 
 @dataclass(frozen=True)
@@ -111,6 +127,9 @@ class Isolation:
     namespace); ``mount`` runs the program in a minimal root of its own that
     shows only ``binds`` (host paths, read-only: the interpreter and system
     libraries), its program file and a private, size-limited working directory.
+    ``cgroups`` bounds each run's memory (anonymous, SysV shm, memfd, tmpfs) and
+    tasks in the kernel; ``seccomp`` refuses ``socket(AF_VSOCK)`` (vsock is not
+    network-namespaced) and io_uring (which could open one past the filter).
     """
 
     level: Literal["namespaces", "rlimits"]
@@ -120,6 +139,8 @@ class Isolation:
     mount: bool = False
     binds: tuple[str, ...] = ()
     nproc_enforced: bool = True
+    cgroups: Cgroups | None = None
+    seccomp: bool = False
 
     @property
     def pid_namespace(self) -> bool:
@@ -135,6 +156,11 @@ class Isolation:
         """One line for logs: what holds and what does not."""
         holds = ["rlimits (cpu, address space, file size, open files"]
         holds[0] += ", processes)" if self.nproc_enforced else ")"
+        if self.cgroups is not None:
+            holds.append(self.cgroups.describe())
+        if self.seccomp:
+            memfd = "" if self.cgroups is not None else ", no memfds: no cgroup would count them"
+            holds.append(f"seccomp (no vsock sockets, no io_uring{memfd})")
         if self.command:
             spaces = [flag[2:] for flag in self.command if flag in _NAMESPACE_FLAGS]
             holds.append("namespaces (" + ", ".join(spaces) + ")")
@@ -157,8 +183,15 @@ class Isolation:
                 "file system (the program can read every file its uid may, e.g. world-readable "
                 "datasets; its disk use is bounded per file only)"
             )
-        if not self.nproc_enforced:
+        if not self.nproc_enforced and self.cgroups is None:
             missing.append("process limit (RLIMIT_NPROC does not bind root)")
+        if self.cgroups is None:
+            missing.append(
+                "whole-run memory and processes as one budget (no writable cgroup hierarchy with memory "
+                "and pids: rlimits per process, SysV shared memory by the IPC namespace's limits)"
+            )
+        if not self.seccomp:
+            missing.append("vsock (no seccomp filter on this kernel or architecture)")
         if not self.fresh_uid and not (self.pid_namespace and self.mount):
             who = "root" if os.geteuid() == 0 else "the caller's uid"
             missing.append(

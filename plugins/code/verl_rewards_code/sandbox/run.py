@@ -24,13 +24,17 @@ class Sandbox:
         interpreter = python or sys.executable
         return cls(isolation_for(mode, interpreter), interpreter)
 
-    def run(self, source: str, stdin: str = "", limits: Limits | None = None) -> RunResult:
+    def run(
+        self, source: str, stdin: str = "", limits: Limits | None = None, *, helper_processes: int = 0
+    ) -> RunResult:
         """Run Python ``source`` once with ``stdin``, under ``limits``.
 
-        The program's faults (exceptions, signals, limits, timeouts) come back
-        in the :class:`RunResult`.
+        ``helper_processes`` are processes ``source`` starts for its own
+        machinery (the assert harness's program process) on top of
+        ``limits.max_processes``. The program's faults (exceptions, signals,
+        limits, timeouts) come back in the :class:`RunResult`.
         """
-        return execute(self.isolation, source, stdin, limits or Limits(), self.python)
+        return execute(self.isolation, source, stdin, limits or Limits(), self.python, helper_processes)
 
 
 def run_program(
