@@ -293,3 +293,69 @@ def test_weighted_and_routed_rewards_from_a_config_file(tmp_path, capsys):
     assert [r["score"] for r in out] == [1.5, 0.0, 0.5]
     assert [r["exact"] for r in out] == [1.0, 0.0, None]
     assert [r["batch"] for r in out] == [1.0, 0.0, 1.0]
+
+
+# -- never destroying work: existing outputs, empty inputs --------------------------
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.parquet"])
+def test_an_existing_output_is_refused_unless_overwrite(tmp_path, capsys, name):
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", *LOCAL, out=name) == 0
+    target = tmp_path / name
+    before = target.read_bytes()
+    capsys.readouterr()
+    assert _score(tmp_path, _rows("1"), "reward.plugin=exact_match", *LOCAL, out=name) == 2
+    assert _error(capsys) == (f"output file {target} exists: add --overwrite to replace it, "
+                              "or --resume to continue it")
+    assert target.read_bytes() == before
+    assert _score(tmp_path, _rows("1"), "reward.plugin=exact_match", "--overwrite", *LOCAL,
+                  out=name) == 0
+    assert target.read_bytes() != before
+
+
+def test_overwrite_and_resume_together_are_a_usage_error(tmp_path, capsys):
+    assert _score(tmp_path, _rows("1"), "reward.plugin=exact_match", "--overwrite", "--resume",
+                  *LOCAL) == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_an_empty_input_is_an_error_unless_allow_empty(tmp_path, capsys):
+    for name in ("out.jsonl", "out.parquet"):
+        assert _score(tmp_path, [], "reward.plugin=exact_match", *LOCAL, out=name) == 2
+        assert _error(capsys) == (f"input {tmp_path / 'in.jsonl'} holds no rows; add "
+                                  "--allow-empty to write an empty output")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_an_empty_stdin_is_an_error_and_leaves_no_output(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", open(_jsonl(tmp_path / "in.jsonl", [])))
+    assert main(["score", "-i", "-", "-o", str(tmp_path / "out.jsonl"),
+                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _error(capsys) == "input <stdin> holds no rows; add --allow-empty to write an empty output"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+# -- on_error=skip: failed samples are left out, not scored -------------------------
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.parquet"])
+def test_on_error_skip_writes_a_null_score_with_the_error_and_a_status_on_every_row(
+        tmp_path, capsys, name):
+    assert _score(tmp_path, _rows("1", "raise", "0", "loop"), "reward.plugin=faulty",
+                  "reward.on_error=skip", "reward.timeout_s=0.5", *LOCAL, out=name) == 0
+    target = tmp_path / name
+    out = _read_jsonl(target) if name.endswith(".jsonl") else pq.read_table(target).to_pylist()
+    assert [(r["score"], r["status"]) for r in out] == [(1.0, "ok"), (None, "failed"),
+                                                        (0.0, "ok"), (None, "timeout")]
+    assert [r["error"] is None for r in out] == [True, False, True, False]
+    assert out[1]["error"].startswith("RuntimeError: the reward raised on purpose")
+    summary = capsys.readouterr().out.splitlines()
+    assert summary[1] == "  ok 2, failed 1, timed out 1; skipped 2 (score null: reward.on_error=skip)"
+    assert summary[2] == "  mean score 0.5000 (over ok samples)"
+
+
+def test_on_error_score_keeps_error_score_and_marks_the_status(tmp_path):
+    assert _score(tmp_path, _rows("1", "raise"), "reward.plugin=faulty",
+                  "reward.error_score=-1", *LOCAL) == 0
+    out = _read_jsonl(tmp_path / "out.jsonl")
+    assert [(r["score"], r["status"]) for r in out] == [(1.0, "ok"), (-1.0, "failed")]
