@@ -8,6 +8,7 @@ cannot be encoded costs its own row a note in ``error``, never the file.
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import os
@@ -200,7 +201,12 @@ def _finite(value: Any) -> Any:
 
 
 def _jsonable(value: Any) -> Any:
-    """JSON for what rewards commonly return besides plain types (numpy, sets, ...)."""
+    """JSON for what rewards return and Parquet holds besides plain types (numpy, sets,
+    decimals as exact text, dates and times in ISO 8601)."""
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if callable(getattr(value, "isoformat", None)):
+        return value.isoformat()
     for method in ("tolist", "item"):
         if callable(getattr(value, method, None)):
             return _finite(getattr(value, method)())
