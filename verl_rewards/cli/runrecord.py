@@ -23,6 +23,7 @@ _EXECUTION_KEYS = frozenset({
     "worker_max_rss_mb", "worker_max_calls", "worker_num_cpus", "worker_num_gpus",
     "worker_resources", "max_batch_size", "ray_address", "ship_package",
 })
+_CHOICE_KEYS = frozenset({"plugin", "path", "name"})  # compared through the reward's provenance
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +37,7 @@ class RunRecord:
     @classmethod
     def of(cls, source: Path, provenance: object, config: object) -> RunRecord:
         """The record of scoring ``source`` with a scorer's ``provenance`` and ``config``."""
-        scoring = {k: v for k, v in _plain(config).items() if k not in _EXECUTION_KEYS}
+        scoring = {k: v for k, v in _plain(config).items() if k not in _EXECUTION_KEYS | _CHOICE_KEYS}
         return cls(_input_identity(source), _plain(provenance), scoring)
 
     def to_json(self) -> str:
