@@ -349,3 +349,18 @@ def test_sigterm_ends_a_run_like_ctrl_c_leaving_whole_rows(tmp_path, capsys, rew
                  f"reward.path={path}", *LOCAL]) == 130
     assert [r["id"] for r in _read(target)] == [0, 1, 2, 3]  # the batches that finished
     assert "holds 4 whole rows; add --resume to continue" in capsys.readouterr().err
+
+
+def test_a_reward_that_prints_at_import_never_reaches_the_rows_on_stdout(tmp_path, capfd,
+                                                                          reward_file):
+    path = reward_file('''
+        print("loading my reward")
+
+        def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+            return 1.0
+    ''', "prints_at_import.py")
+    source = _jsonl(tmp_path / "in.jsonl", _rows(2))
+    assert main(["score", "-i", str(source), "-o", "-", f"reward.path={path}", *LOCAL]) == 0
+    out, err = capfd.readouterr()
+    assert [json.loads(line)["score"] for line in out.splitlines()] == [1.0, 1.0]
+    assert "loading my reward" in err
