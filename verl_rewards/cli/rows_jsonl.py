@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import rows_stdio
-from .errors import InputError, UsageError
+from .errors import InputError, OutputError, UsageError
 from .rowio import Batch, WriteMode, is_stdio, label, too_few_rows
 
 _BOM = "\ufeff"
@@ -101,8 +101,9 @@ def parse_line(name: str, number: int, line: str) -> dict[str, Any]:
 class JsonlSink:
     """Scored rows as JSON lines, flushed per batch."""
 
-    def __init__(self, file: IO[str], owned: bool, created: Path | None = None) -> None:
-        self._file, self._owned = file, owned
+    def __init__(self, file: IO[str], owned: bool, created: Path | None = None,
+                 name: str = "<stdout>") -> None:
+        self._file, self._owned, self._name = file, owned, name
         self._created = created  # the path, when this run made the file
         self._written = 0
 
@@ -121,7 +122,7 @@ class JsonlSink:
             file = path.open("a" if mode == "resume" else "w", encoding="utf-8")
         except OSError as e:
             raise UsageError(f"cannot write output file {path}: {e.strerror or e}") from e
-        return cls(file, owned=True, created=None if exists else path), done
+        return cls(file, owned=True, created=None if exists else path, name=str(path)), done
 
     def write(self, batch: Batch, produced: Mapping[str, Sequence[Any]]) -> None:
         """Append one line per row: the input row, then the produced columns."""
@@ -130,14 +131,24 @@ class JsonlSink:
         for i, row in enumerate(batch.rows):
             kept = {k: v for k, v in row.items() if k not in produced}
             lines.append(_safe_line({**kept, **{k: produced[k][i] for k in names}}))
-        self._file.write("".join(lines))
-        self._file.flush()
+        try:
+            self._file.write("".join(lines))
+            self._file.flush()
+        except BrokenPipeError:  # a reader that stopped (`| head`): not a disk problem
+            raise
+        except OSError as e:
+            raise OutputError(f"cannot write {self._name}: {e}; the whole rows before this "
+                              f"batch are kept: fix the cause, then add --resume") from e
         self._written += len(lines)
 
     def close(self, failed: bool = False) -> None:
         """Close the file; a failed run that wrote nothing to a new file removes it."""
         if self._owned:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:  # the failed flush of a batch already reported
+                if not failed:
+                    raise
         if failed and self._created is not None and not self._written:
             self._created.unlink(missing_ok=True)
 

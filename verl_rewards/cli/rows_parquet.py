@@ -294,16 +294,18 @@ class _Merge:
             _sync_dir(self._path.parent)
         except OSError as e:
             tmp.unlink(missing_ok=True)
-            raise OutputError(self._kept_message(e, total)) from e
+            raise OutputError(self._kept_message(e, sources)) from e
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         shutil.rmtree(self._parts, ignore_errors=True)
 
-    def _kept_message(self, error: OSError, total: int) -> str:
-        return (f"cannot finish {self._path}: {error.strerror or error}; nothing is lost: "
-                f"{self._path} is as it was and the rest of the {total} rows wait in "
-                f"{self._parts}: fix the cause (free space?), then run again with --resume")
+    def _kept_message(self, error: OSError, sources: list[tuple[Path, int]]) -> str:
+        kept = sum(rows for source, rows in sources if source == self._path)
+        waiting = sum(rows for source, rows in sources if source != self._path)
+        return (f"cannot finish {self._path}: {error}; nothing is lost: {self._path} is as it "
+                f"was ({kept} rows) and {waiting} more rows wait in {self._parts}: fix the "
+                f"cause (free space?), then run again with --resume")
 
     def _sources(self) -> list[tuple[Path, int]]:
         """The kept output (when the parts continue it) and the parts, checked contiguous."""
