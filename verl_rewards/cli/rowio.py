@@ -69,9 +69,10 @@ def label(path: Path, role: str) -> str:
     return ("<stdin>" if role == "input" else "<stdout>") if is_stdio(path) else str(path)
 
 
-def read_batches(path: Path, batch_size: int, skip: int = 0) -> Iterator[Batch]:
+def read_batches(path: Path, batch_size: int, skip: int = 0,
+                 validated: bool = False) -> Iterator[Batch]:
     """The rows of ``path`` (``-``: stdin) in batches of at most ``batch_size``, after the
-    first ``skip``."""
+    first ``skip`` (``validated``: read whole before, so checks need not be repeated)."""
     if not is_stdio(path) and not path.is_file():
         raise InputError(f"input file not found: {path}")
     if format_of(path, "input") == "parquet":
@@ -80,7 +81,7 @@ def read_batches(path: Path, batch_size: int, skip: int = 0) -> Iterator[Batch]:
         return rows_parquet.read_batches(path, batch_size, skip)
     from . import rows_jsonl
 
-    return rows_jsonl.read_batches(path, batch_size, skip)
+    return rows_jsonl.read_batches(path, batch_size, skip, validated)
 
 
 def too_few_rows(path: Path, skip: int) -> UsageError:

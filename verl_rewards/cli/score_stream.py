@@ -147,7 +147,7 @@ def _stream(scorer: Scorer, plan: Plan, sink: Sink, total: int | None, tally: Ta
     size = plan.batch_size or (_auto_batch(total) if total is not None else 256)
     skip = scorer.config.on_error == "skip"
     with contextlib.ExitStack() as stack, _progress(scorer, plan, total, tally.kept) as bar:
-        for batch in read_batches(plan.source, size, skip=tally.kept):
+        for batch in read_batches(plan.source, size, skip=tally.kept, validated=total is not None):
             samples = _samples(batch, plan.source)
             if not tally.scored:
                 stack.enter_context(scorer)
