@@ -103,3 +103,28 @@ def test_overwrite_records_the_new_run(tmp_path):
     target.write_text("".join(target.read_text().splitlines(True)[:3]))
     assert _score(source, target, "--resume", "reward.plugin=faulty", *LOCAL) == 0
     assert len(target.read_text().splitlines()) == 5
+
+
+def _from_stdin(monkeypatch: pytest.MonkeyPatch, source: Path, target: Path, *extra: str) -> int:
+    monkeypatch.setattr("sys.stdin", open(source))
+    return main(["score", "-i", "-", "-o", str(target), "--no-progress", *extra, *EXACT])
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.parquet"])
+def test_a_stdin_resume_continues_only_where_the_output_ended(tmp_path, capsys, monkeypatch, name):
+    source, target = _jsonl(tmp_path / "in.jsonl", _rows(5)), tmp_path / name
+    assert _from_stdin(monkeypatch, _jsonl(tmp_path / "head.jsonl", _rows(2)), target) == 0
+    other = _jsonl(tmp_path / "other.jsonl", [{**r, "solution_str": "x"} for r in _rows(5)])
+    assert _from_stdin(monkeypatch, other, target, "--resume") == 2
+    assert _error(capsys) == (f"cannot resume {target}: its last row (2) is not row 2 of <stdin> "
+                              "(solution_str differ): the rows came from another input; score "
+                              "again with --overwrite")
+    assert _from_stdin(monkeypatch, source, target, "--resume") == 0
+    assert "(2 kept from the earlier run)" in capsys.readouterr().out
+    if name.endswith(".jsonl"):
+        ids = [json.loads(line)["id"] for line in target.read_text().splitlines()]
+    else:
+        import pyarrow.parquet as pq
+
+        ids = pq.read_table(target).column("id").to_pylist()
+    assert ids == list(range(5))

@@ -84,6 +84,17 @@ def read_batches(path: Path, batch_size: int, skip: int = 0,
     return rows_jsonl.read_batches(path, batch_size, skip, validated)
 
 
+def last_row(path: Path) -> dict[str, Any] | None:
+    """The last whole row of output ``path`` (``None`` when it holds none)."""
+    if format_of(path, "output") == "parquet":
+        from . import rows_parquet
+
+        return rows_parquet.last_row(path)
+    from . import rows_jsonl
+
+    return rows_jsonl.last_row(path)
+
+
 def too_few_rows(path: Path, skip: int) -> UsageError:
     """The error for a resume whose output holds more rows than the input."""
     return UsageError(f"cannot resume: the output already holds {skip} rows, more than "

@@ -187,6 +187,20 @@ def _safe_line(row: dict[str, Any]) -> str:
         return encode_line(kept)
 
 
+def last_row(path: Path) -> dict[str, Any] | None:
+    """The last whole line of ``path`` as a row (``None`` for none, or one that is not JSON)."""
+    last = None
+    with path.open("rb") as file:
+        for line in file:
+            if line.endswith(b"\n") and line.strip():
+                last = line
+    try:
+        value = json.loads(last) if last is not None else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _complete_lines(path: Path) -> int:
     """Count the whole lines of ``path`` and cut off a trailing partial one."""
     count, keep = 0, 0

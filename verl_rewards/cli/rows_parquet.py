@@ -108,6 +108,19 @@ def _plain(pa: Any, value: Any, kind: Any) -> Any:
     return value
 
 
+def last_row(path: Path) -> dict[str, Any] | None:
+    """The last row of Parquet output ``path`` (``None`` when it has none)."""
+    pa, pq = _pyarrow(path, "output")
+    file = pq.ParquetFile(path)
+    for group in reversed(range(file.num_row_groups)):
+        table = file.read_row_group(group)
+        if table.num_rows:
+            rows: list[dict[str, Any]] = _plain_maker(pa, table.schema)(
+                table.slice(table.num_rows - 1).to_pylist())
+            return rows[0]
+    return None
+
+
 # -- writing ------------------------------------------------------------------------
 
 

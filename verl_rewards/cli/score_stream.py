@@ -21,11 +21,21 @@ from typing import Any
 
 from ..errors import RewardError, SampleError
 from ..results import BatchResult
-from ..samples import Sample, as_samples
+from ..samples import REQUIRED, Sample, as_samples
 from ..scorer import Scorer
 from . import runrecord
 from .errors import InputError, UsageError
-from .rowio import Batch, Sink, WriteMode, is_stdio, label, open_sink, read_batches
+from .rowio import (
+    Batch,
+    Sink,
+    WriteMode,
+    is_stdio,
+    label,
+    last_row,
+    open_sink,
+    read_batches,
+    too_few_rows,
+)
 
 SHOWN_ERRORS = 3  # distinct error texts kept for --verbose and the all-failed message
 
@@ -147,7 +157,7 @@ def _stream(scorer: Scorer, plan: Plan, sink: Sink, total: int | None, tally: Ta
     size = plan.batch_size or (_auto_batch(total) if total is not None else 256)
     skip = scorer.config.on_error == "skip"
     with contextlib.ExitStack() as stack, _progress(scorer, plan, total, tally.kept) as bar:
-        for batch in read_batches(plan.source, size, skip=tally.kept, validated=total is not None):
+        for batch in _batches(plan, size, tally.kept, validated=total is not None):
             samples = _samples(batch, plan.source)
             if not tally.scored:
                 stack.enter_context(scorer)
@@ -157,6 +167,38 @@ def _stream(scorer: Scorer, plan: Plan, sink: Sink, total: int | None, tally: Ta
             tally.add(result, skip)
             bar.update(len(samples))
         tally.end = time.perf_counter()
+
+
+def _batches(plan: Plan, size: int, kept: int, validated: bool) -> Iterator[Batch]:
+    """The input after the ``kept`` rows. stdin cannot be hashed up front: there the last
+    kept row must be the row the output ended with, or the resume is refused."""
+    if not (is_stdio(plan.source) and kept):
+        yield from read_batches(plan.source, size, skip=kept, validated=validated)
+        return
+    ended = last_row(plan.target) or {}
+    seen = 0
+    for batch in read_batches(plan.source, size):
+        if seen + len(batch.rows) < kept:
+            seen += len(batch.rows)
+            continue
+        if seen < kept:
+            start = kept - seen
+            _check_boundary(plan, kept, ended, batch.rows[start - 1])
+            batch, seen = Batch(batch.rows[start:], batch.where[start:]), kept
+        seen += len(batch.rows)
+        if batch.rows:
+            yield batch
+    if seen < kept:
+        raise too_few_rows(plan.source, kept)
+
+
+def _check_boundary(plan: Plan, kept: int, ended: dict[str, Any], row: dict[str, Any]) -> None:
+    differ = [k for k in REQUIRED if ended.get(k) != row.get(k)]
+    if differ:
+        raise UsageError(
+            f"cannot resume {plan.target}: its last row ({kept}) is not row {kept} of "
+            f"{label(plan.source, 'input')} ({', '.join(differ)} differ): the rows came from "
+            f"another input; score again with --overwrite")
 
 
 def produced_columns(result: BatchResult, skip: bool) -> dict[str, list[Any]]:
