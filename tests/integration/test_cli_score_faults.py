@@ -66,6 +66,7 @@ def test_kill_9_during_a_parquet_run_keeps_the_finished_batches_for_resume(tmp_p
     assert not target.exists()  # nothing merged: the rows are in the parts
     finished = sum(pq.ParquetFile(p).metadata.num_rows for p in parts.glob("*.parquet"))
     assert 0 < finished < n
+    (tmp_path / ".out.parquet.99999.tmp").write_bytes(b"PAR1")  # as a merge killed midway leaves
 
     resumed = _cli(*args, "--resume")
     out, err = resumed.communicate(timeout=120)

@@ -153,6 +153,8 @@ class ParquetSink:
         parts = parts_dir(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            for stale in path.parent.glob(f".{path.name}.*.tmp"):  # a merge killed midway
+                stale.unlink(missing_ok=True)
             if mode == "resume" and parts.is_dir():
                 _Merge(pa, pq, path).run()
             shutil.rmtree(parts, ignore_errors=True)
@@ -193,7 +195,7 @@ class ParquetSink:
         failed run leaves the parts for ``--resume`` and says so, without hiding the
         run's own error.
         """
-        if failed and self._next == self._keep:
+        if self._next == self._keep and (failed or self._keep):  # nothing new to merge
             shutil.rmtree(self._parts, ignore_errors=True)
             return
         if not failed:
