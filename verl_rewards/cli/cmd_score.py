@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError
 from .output import emit
-from .rowio import WriteMode, format_of, is_stdio, label, output_is_input
+from .rowbase import WriteMode, format_of, is_stdio, label, output_is_input
 from .rows_stdio import claim_stdout
 
 if TYPE_CHECKING:

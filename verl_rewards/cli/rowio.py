@@ -1,72 +1,19 @@
 """Rows in and out of ``score``, by format: which module reads or writes a path.
 
 JSONL (a file, or stdin/stdout as ``-``) lives in :mod:`.rows_jsonl`, Parquet
-in :mod:`.rows_parquet`, the stdin/stdout plumbing in :mod:`.rows_stdio`. This
-module holds what they share: the format of a path, how messages name it, the
-records that travel between reader, scorer and writer, and the choice of
-reader and writer. pyarrow is imported only for Parquet files.
+in :mod:`.rows_parquet` (pyarrow is imported only for Parquet files), the
+stdin/stdout plumbing in :mod:`.rows_stdio`, what they share in :mod:`.rowbase`.
 """
 
 from __future__ import annotations
 
-import os
-import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any
 
+from . import rows_jsonl, rows_parquet
 from .errors import InputError, UsageError
-
-Format = Literal["jsonl", "parquet"]
-WriteMode = Literal["new", "overwrite", "resume"]
-
-STDIO = "-"
-_EXTENSIONS: dict[str, Format] = {".jsonl": "jsonl", ".ndjson": "jsonl",
-                                  ".parquet": "parquet", ".pq": "parquet"}
-NEEDS_PYARROW = "Parquet files need pyarrow: pip install 'verl-rewards[parquet]'"
-
-
-class Batch(NamedTuple):
-    """Consecutive input rows, where each came from (``line 3``) for messages, and for
-    Parquet input the same rows as an Arrow record batch (so their types survive)."""
-
-    rows: list[dict[str, Any]]
-    where: list[str]
-    arrow: Any = None
-
-
-class Sink(Protocol):
-    """Where scored rows go."""
-
-    def write(self, batch: Batch, produced: Mapping[str, Sequence[Any]]) -> None:
-        """Append ``batch``'s rows, each with the ``produced`` columns (score, extra keys,
-        error, status: one value per row) replacing input columns of the same name."""
-
-    def close(self, failed: bool = False) -> None:
-        """Finish the file: whatever was written stays readable. A failed run that wrote
-        no row leaves no new file behind."""
-
-
-def is_stdio(path: Path) -> bool:
-    """True for ``-``: stdin as input, stdout as output."""
-    return str(path) == STDIO
-
-
-def format_of(path: Path, role: str) -> Format:
-    """The format ``path``'s extension names (``role`` is "input" or "output"); ``-`` is JSONL."""
-    if is_stdio(path):
-        return "jsonl"
-    fmt = _EXTENSIONS.get(path.suffix.lower())
-    if fmt is None:
-        known = ", ".join(sorted(_EXTENSIONS))
-        raise UsageError(f"cannot tell the format of {role} file {path} from its extension; "
-                         f"use one of {known} (or - for JSONL on stdin/stdout)")
-    return fmt
-
-
-def label(path: Path, role: str) -> str:
-    """How messages name ``path``: the path, or ``<stdin>``/``<stdout>``."""
-    return ("<stdin>" if role == "input" else "<stdout>") if is_stdio(path) else str(path)
+from .rowbase import Batch, Sink, WriteMode, format_of, is_stdio
 
 
 def read_batches(path: Path, batch_size: int, skip: int = 0,
@@ -76,36 +23,20 @@ def read_batches(path: Path, batch_size: int, skip: int = 0,
     if not is_stdio(path) and not path.is_file():
         raise InputError(f"input file not found: {path}")
     if format_of(path, "input") == "parquet":
-        from . import rows_parquet
-
         return rows_parquet.read_batches(path, batch_size, skip)
-    from . import rows_jsonl
-
     return rows_jsonl.read_batches(path, batch_size, skip, validated)
 
 
 def last_row(path: Path) -> dict[str, Any] | None:
     """The last whole row of output ``path`` (``None`` when it holds none)."""
     if format_of(path, "output") == "parquet":
-        from . import rows_parquet
-
         return rows_parquet.last_row(path)
-    from . import rows_jsonl
-
     return rows_jsonl.last_row(path)
-
-
-def too_few_rows(path: Path, skip: int) -> UsageError:
-    """The error for a resume whose output holds more rows than the input."""
-    return UsageError(f"cannot resume: the output already holds {skip} rows, more than "
-                      f"input {label(path, 'input')} has")
 
 
 def holds_rows(path: Path) -> bool:
     """Whether an output ``path`` holds anything a new run would destroy."""
     if format_of(path, "output") == "parquet":
-        from . import rows_parquet
-
         return rows_parquet.holds_rows(path)
     return path.is_file() and path.stat().st_size > 0
 
@@ -116,30 +47,10 @@ def open_sink(path: Path, mode: WriteMode) -> tuple[Sink, int]:
     if is_stdio(path):
         if mode == "resume":
             raise UsageError("--resume needs an output file, not stdout")
-        from . import rows_jsonl
-
         return rows_jsonl.JsonlSink.to_stdout(), 0
     if mode == "new" and holds_rows(path):
         raise UsageError(f"output file {path} exists: add --overwrite to replace it, or "
                          f"--resume to continue it")
     if format_of(path, "output") == "parquet":
-        from . import rows_parquet
-
         return rows_parquet.ParquetSink.open(path, mode)
-    from . import rows_jsonl
-
     return rows_jsonl.JsonlSink.open(path, mode)
-
-
-def output_is_input(source: Path, target: Path) -> bool:
-    """Whether the output would write over the input: one regular file, whether through a
-    hard link, a symlink, another spelling of the path, or ``-`` redirected to it."""
-    try:
-        a, b = _stat(source, 0), _stat(target, 1)
-    except OSError:  # the output does not exist yet: only another spelling can match
-        return not is_stdio(source) and not is_stdio(target) and source.resolve() == target.resolve()
-    return stat.S_ISREG(a.st_mode) and os.path.samestat(a, b)
-
-
-def _stat(path: Path, fd: int) -> os.stat_result:
-    return os.fstat(fd) if is_stdio(path) else os.stat(path)

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from . import rows_stdio
 from .errors import InputError, OutputError, UsageError
-from .rowio import Batch, WriteMode, is_stdio, label, too_few_rows
+from .rowbase import Batch, WriteMode, is_stdio, label, noted, too_few_rows
 
 _BOM = "\ufeff"
 
@@ -214,11 +214,6 @@ def _complete_lines(path: Path) -> int:
     if keep != path.stat().st_size:
         os.truncate(path, keep)
     return count
-
-
-def noted(error: Any, note: str) -> str:
-    """``error`` with ``note`` appended (``note`` alone when there was no error)."""
-    return f"{error}; {note}" if error else note
 
 
 def _finite(value: Any) -> Any:

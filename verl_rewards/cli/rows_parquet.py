@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError, OutputError, UsageError
-from .rowio import NEEDS_PYARROW, Batch, WriteMode, too_few_rows
+from .rowbase import NEEDS_PYARROW, Batch, WriteMode, noted, too_few_rows
 
 _PRODUCED_KEY = b"verl_rewards.produced"  # schema metadata: the columns scoring added
 _LAST = ("error", "status")  # produced columns that end every row
@@ -271,8 +271,6 @@ class _Table:
         return pa.array(fitted, type=kind)
 
     def _noted(self, errors: list[Any]) -> list[Any]:
-        from .rows_jsonl import noted
-
         for i, columns in self._notes.items():
             errors[i] = noted(errors[i], f"OutputError: column(s) {', '.join(columns)} cannot "
                                          f"hold this row's value (written as null; write .jsonl "

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .rowio import is_stdio, label
+from .rowbase import is_stdio, label
 
 FORMAT = 1
 # RewardConfig keys that choose how the work runs, not what a sample scores.

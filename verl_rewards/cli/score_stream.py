@@ -25,17 +25,8 @@ from ..samples import REQUIRED, Sample, as_samples
 from ..scorer import Scorer
 from . import runrecord
 from .errors import InputError, UsageError
-from .rowio import (
-    Batch,
-    Sink,
-    WriteMode,
-    is_stdio,
-    label,
-    last_row,
-    open_sink,
-    read_batches,
-    too_few_rows,
-)
+from .rowbase import Batch, Sink, WriteMode, is_stdio, label, too_few_rows
+from .rowio import last_row, open_sink, read_batches
 
 SHOWN_ERRORS = 3  # distinct error texts kept for --verbose and the all-failed message
 
