@@ -359,3 +359,18 @@ def test_on_error_score_keeps_error_score_and_marks_the_status(tmp_path):
                   "reward.error_score=-1", *LOCAL) == 0
     out = _read_jsonl(tmp_path / "out.jsonl")
     assert [(r["score"], r["status"]) for r in out] == [(1.0, "ok"), (-1.0, "failed")]
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.parquet"])
+def test_an_overwrite_that_fails_before_its_first_row_keeps_the_earlier_output(
+        tmp_path, capsys, broken_dist, name):
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", *LOCAL, out=name) == 0
+    target = tmp_path / name
+    before, record = target.read_bytes(), (tmp_path / f".{name}.run.json").read_bytes()
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=broken", "--overwrite", *LOCAL,
+                  out=name) == 1
+    assert "No module named 'numpyy_not_installed'" in _error(capsys)
+    assert target.read_bytes() == before
+    assert (tmp_path / f".{name}.run.json").read_bytes() == record
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", "--resume", *LOCAL,
+                  out=name) == 0

@@ -30,7 +30,12 @@ class Batch(NamedTuple):
 
 
 class Sink(Protocol):
-    """Where scored rows go."""
+    """Where scored rows go. Opening one checks the output can be written and touches
+    nothing an earlier run left; :meth:`begin` is where an overwritten output goes."""
+
+    def begin(self) -> None:
+        """Make the output ready for this run's rows (an overwritten output is emptied
+        here, not before): called once, before the first :meth:`write`."""
 
     def write(self, batch: Batch, produced: Mapping[str, Sequence[Any]]) -> None:
         """Append ``batch``'s rows, each with the ``produced`` columns (score, extra keys,

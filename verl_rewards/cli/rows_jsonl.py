@@ -108,9 +108,10 @@ class JsonlSink:
     """Scored rows as JSON lines, flushed per batch."""
 
     def __init__(self, file: IO[str], owned: bool, created: Path | None = None,
-                 name: str = "<stdout>") -> None:
+                 name: str = "<stdout>", overwrite: bool = False) -> None:
         self._file, self._owned, self._name = file, owned, name
         self._created = created  # the path, when this run made the file
+        self._overwrite = overwrite  # emptied by begin()
         self._written = 0
 
     @classmethod
@@ -125,10 +126,16 @@ class JsonlSink:
         done = _complete_lines(path) if mode == "resume" and exists else 0
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            file = path.open("a" if mode == "resume" else "w", encoding="utf-8")
+            file = path.open("a", encoding="utf-8")  # writable, and nothing cut yet
         except OSError as e:
             raise UsageError(f"cannot write output file {path}: {e.strerror or e}") from e
-        return cls(file, owned=True, created=None if exists else path, name=str(path)), done
+        return cls(file, owned=True, created=None if exists else path, name=str(path),
+                   overwrite=mode == "overwrite"), done
+
+    def begin(self) -> None:
+        """Empty an overwritten output, now that rows are coming."""
+        if self._overwrite:
+            self._file.truncate(0)
 
     def write(self, batch: Batch, produced: Mapping[str, Sequence[Any]]) -> None:
         """Append one line per row: the input row, then the produced columns."""

@@ -145,29 +145,40 @@ class ParquetSink:
         self._keep = keep  # rows of the existing output this run continues
         self._next = keep  # the row number the next part starts at
         self._types: dict[str, Any] = {}  # column -> the type its first non-null values set
+        self._begun = False
 
     @classmethod
     def open(cls, path: Path, mode: WriteMode) -> tuple[ParquetSink, int]:
         """Open ``path``; with ``resume``, first merge what an earlier run left."""
         pa, pq = _pyarrow(path, "output")
-        parts = parts_dir(path)
+        probe = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             for stale in path.parent.glob(f".{path.name}.*.tmp"):  # a merge killed midway
                 stale.unlink(missing_ok=True)
-            if mode == "resume" and parts.is_dir():
+            probe.touch()
+            probe.unlink()
+            if mode == "resume" and parts_dir(path).is_dir():
                 _Merge(pa, pq, path).run()
-            shutil.rmtree(parts, ignore_errors=True)
-            keep = _readable_rows(pq, path) if mode == "resume" and path.exists() else 0
-            parts.mkdir()
-            (parts / "base.json").write_text(json.dumps({"keep_rows": keep}), encoding="utf-8")
         except OSError as e:
             raise UsageError(f"cannot write output file {path}: {e.strerror or e}") from e
+        keep = _readable_rows(pq, path) if mode == "resume" and path.exists() else 0
         sink = cls(path, pa, pq, keep)
         if keep:
             sink._types = {f.name: f.type for f in pq.read_schema(path)
                            if not pa.types.is_null(f.type)}
         return sink, keep
+
+    def begin(self) -> None:
+        """Start this run's parts, continuing the kept rows (none when overwriting)."""
+        try:
+            shutil.rmtree(self._parts, ignore_errors=True)
+            self._parts.mkdir()
+            (self._parts / "base.json").write_text(json.dumps({"keep_rows": self._keep}),
+                                                   encoding="utf-8")
+        except OSError as e:
+            raise OutputError(f"cannot write {self._path}: {e}; nothing was changed") from e
+        self._begun = True
 
     def write(self, batch: Batch, produced: Mapping[str, Sequence[Any]]) -> None:
         """Write ``batch`` as one part file, complete or not at all."""
@@ -195,6 +206,8 @@ class ParquetSink:
         failed run leaves the parts for ``--resume`` and says so, without hiding the
         run's own error.
         """
+        if not self._begun:  # nothing of this run's: the output stays as it was
+            return
         if self._next == self._keep and (failed or self._keep):  # nothing new to merge
             shutil.rmtree(self._parts, ignore_errors=True)
             return

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,18 +90,25 @@ def run(scorer: Scorer, plan: Plan) -> Tally:
     sink, kept = open_sink(plan.target, plan.mode)
     tally = Tally()
     tally.kept = kept
+    started: list[bool] = []
+
+    def begin() -> None:  # the output changes only once rows are coming
+        if not started:
+            sink.begin()
+            if record is not None:
+                runrecord.save(plan.target, record)
+            started.append(True)
+
     try:
         if record is not None:
             runrecord.check_resume(plan.target, record, kept)
-            runrecord.save(plan.target, record)
         with _sigterm_as_interrupt():
-            _stream(scorer, plan, sink, total, tally)
+            _stream(scorer, plan, sink, begin, total, tally)
         if not tally.written and not plan.allow_empty:
             raise _empty(plan.source)
+        begin()  # an empty input (--allow-empty), or a resume with nothing left
     except BaseException as e:
         sink.close(failed=True)
-        if record is not None and not tally.written and plan.mode != "resume":
-            runrecord.path_for(plan.target).unlink(missing_ok=True)
         if isinstance(e, RewardError):
             raise _with_kept_rows(e, plan, tally) from e
         if isinstance(e, KeyboardInterrupt):
@@ -144,7 +151,10 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _stream(scorer: Scorer, plan: Plan, sink: Sink, total: int | None, tally: Tally) -> None:
+def _stream(
+    scorer: Scorer, plan: Plan, sink: Sink, begin: Callable[[], None], total: int | None,
+    tally: Tally,
+) -> None:
     size = plan.batch_size or (_auto_batch(total) if total is not None else 256)
     skip = scorer.config.on_error == "skip"
     with contextlib.ExitStack() as stack, _progress(scorer, plan, total, tally.kept) as bar:
@@ -154,6 +164,7 @@ def _stream(scorer: Scorer, plan: Plan, sink: Sink, total: int | None, tally: Ta
                 stack.enter_context(scorer)
                 tally.start = time.perf_counter()
             result = _score_batch(scorer, samples, batch, plan.source, tally.written)
+            begin()
             sink.write(batch, produced_columns(result, skip))
             tally.add(result, skip)
             bar.update(len(samples))
