@@ -364,3 +364,4 @@ def test_a_reward_that_prints_at_import_never_reaches_the_rows_on_stdout(tmp_pat
     out, err = capfd.readouterr()
     assert [json.loads(line)["score"] for line in out.splitlines()] == [1.0, 1.0]
     assert "loading my reward" in err
+
