@@ -12,7 +12,7 @@ import decimal
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -247,10 +247,3 @@ def _jsonable(value: Any) -> Any:
         return list(value)
     return repr(value)
 
-
-def columns_of(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Every key of every row, in first-seen order (rows may differ in keys)."""
-    columns: dict[str, None] = {}
-    for row in rows:
-        columns.update(dict.fromkeys(row))
-    return list(columns)
