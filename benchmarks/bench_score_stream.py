@@ -4,9 +4,9 @@
     python benchmarks/bench_score_stream.py --rows 20000
 
 Each figure is a child process's peak RSS: ``score`` (local executor, the
-testkit's ``exact_match``), a bare ``python -c pass``-like import of the
-CLI, and the least a hold-everything scorer needs (``json.loads`` of every
-line into one list, which the former ``score`` did before scoring).
+testkit's ``exact_match``) to JSONL and to Parquet (batches written as part
+files, merged on close), a bare import of the CLI, and the least a
+hold-everything scorer needs (``json.loads`` of every line into one list).
 """
 
 from __future__ import annotations
@@ -55,15 +55,17 @@ def main() -> None:
         source = Path(tmp) / "in.jsonl"
         size = _write_input(source, rows)
         import_only, _ = _peak_of([sys.executable, "-c", "import verl_rewards.cli.cmd_score"])
-        score, seconds = _peak_of([sys.executable, "-m", "verl_rewards", "score", "--no-progress",
-                                   "-i", str(source), "-o", str(Path(tmp) / "out.jsonl"),
-                                   "reward.plugin=exact_match", "reward.executor=local"])
+        runs = {fmt: _peak_of([sys.executable, "-m", "verl_rewards", "score", "--no-progress",
+                               "-i", str(source), "-o", str(Path(tmp) / f"out.{fmt}"),
+                               "reward.plugin=exact_match", "reward.executor=local"])
+                for fmt in ("jsonl", "parquet")}
         hold, _ = _peak_of([sys.executable, "-c", HOLD_ALL, str(source)])
     print(f"input: {rows} rows, {size:.0f} MB of JSONL")
     print(f"{'what':<44}{'peak RSS':>10}")
     print(f"{'import the CLI (floor)':<44}{import_only:>7.0f} MB")
-    print(f"{'verl-rewards score (streaming)':<44}{score:>7.0f} MB   "
-          f"{rows / seconds:,.0f} rows/s end to end")
+    for fmt, (score, seconds) in runs.items():
+        print(f"{f'verl-rewards score to {fmt} (streaming)':<44}{score:>7.0f} MB   "
+              f"{rows / seconds:,.0f} rows/s end to end")
     print(f"{'json.loads every row into a list (baseline)':<44}{hold:>7.0f} MB")
 
 

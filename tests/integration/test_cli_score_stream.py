@@ -113,3 +113,21 @@ def test_a_thread_the_reward_never_ends_does_not_keep_score_alive(tmp_path, rewa
     assert time.monotonic() - began < 30
     assert len(target.read_text().splitlines()) == 3 and "wrote 3 rows" in out
     assert "3 thread(s) still running, started by the reward and never ended: never-ends" in err
+
+
+def test_a_plugin_that_prints_at_import_never_reaches_the_rows_on_stdout(make_dist):
+    info = make_dist("chatty-rewards", "1.0", {"chatty": "tp_chatty:score"}, {"tp_chatty.py": """
+        import os
+        print("chatty: loading")
+        os.write(1, b"chatty: native write\\n")  # as a C library would
+
+        def score(data_source, solution_str, ground_truth, extra_info=None):
+            return 1.0
+    """})
+    env = {**os.environ, "PYTHONPATH": str(info.parent)}
+    proc = _cli("-i", "-", "-o", "-", "reward.plugin=chatty", "reward.executor=local",
+                stdin=subprocess.PIPE, env=env)
+    out, err = proc.communicate(_rows(3), timeout=120)
+    assert proc.returncode == 0, err
+    assert [json.loads(line)["score"] for line in out.splitlines()] == [1.0, 1.0, 1.0]
+    assert "chatty: loading" in err and "chatty: native write" in err

@@ -53,7 +53,7 @@ def test_jsonl_rows_are_kept_with_score_extra_keys_and_error(tmp_path, capsys, t
     assert code == 0
     out = _read_jsonl(tmp_path / "out.jsonl")
     assert out[0] == {"id": 0, "data_source": "d", "solution_str": "1", "ground_truth": "1",
-                      "extra_info": {"k": 0}, "score": 1.0, "error": None}
+                      "extra_info": {"k": 0}, "score": 1.0, "error": None, "status": "ok"}
     assert [r["score"] for r in out] == [1.0, 0.0, 0.0, 0.0]
     assert out[2]["error"] == f"RuntimeError: the reward raised on purpose (at {FAULTS}:25 in faulty)"
     assert out[3]["error"] == (f"RewardValueError: reward faulty ({testkit.label}) returned an "
@@ -73,7 +73,7 @@ def test_kwargs_and_extra_keys_from_the_reward(tmp_path):
     out = _read_jsonl(tmp_path / "out.jsonl")
     assert [r["score"] for r in out] == [1.5, 0.5]
     assert list(out[0]) == ["id", "data_source", "solution_str", "ground_truth", "extra_info",
-                            "score", "pid", "error"]
+                            "score", "pid", "error", "status"]
 
 
 def test_an_extra_key_is_a_column_of_the_batches_that_return_it(tmp_path, reward_file):
@@ -89,8 +89,8 @@ def test_the_rewards_columns_replace_input_columns_of_the_same_name(tmp_path):
     rows = [{**r, "score": "old", "error": "old"} for r in _rows("1")]
     assert _score(tmp_path, rows, "reward.plugin=faulty", *LOCAL) == 0
     (out,) = _read_jsonl(tmp_path / "out.jsonl")
-    assert (out["score"], out["error"]) == (1.0, None)
-    assert list(out)[-2:] == ["score", "error"]
+    assert (out["score"], out["error"], out["status"]) == (1.0, None, "ok")
+    assert list(out)[-3:] == ["score", "error", "status"]
 
 
 def test_jsonl_rows_are_kept_as_they_were_not_padded(tmp_path):
@@ -98,8 +98,8 @@ def test_jsonl_rows_are_kept_as_they_were_not_padded(tmp_path):
             {"data_source": "d", "solution_str": "1", "ground_truth": "1", "extra_info": {"a": 1}}]
     assert _score(tmp_path, rows, "reward.plugin=faulty", *LOCAL) == 0
     out = _read_jsonl(tmp_path / "out.jsonl")
-    assert out[0] == {**rows[0], "score": 1.0, "error": None}
-    assert out[1] == {**rows[1], "score": 1.0, "error": None}
+    assert out[0] == {**rows[0], "score": 1.0, "error": None, "status": "ok"}
+    assert out[1] == {**rows[1], "score": 1.0, "error": None, "status": "ok"}
 
 
 def test_parquet_output_has_one_schema_with_input_columns_first(tmp_path):
@@ -108,7 +108,7 @@ def test_parquet_output_has_one_schema_with_input_columns_first(tmp_path):
     assert _score(tmp_path, rows, "reward.plugin=exact_match", *LOCAL, out="out.parquet") == 0
     table = pq.read_table(tmp_path / "out.parquet")
     assert table.column_names == ["data_source", "solution_str", "ground_truth", "note", "score",
-                                  "pid", "error"]
+                                  "pid", "error", "status"]
     assert table.column("note").to_pylist() == [None, "late"]
 
 
@@ -156,13 +156,14 @@ def test_on_error_raise_exits_1_naming_sample_and_line_keeping_the_batches_befor
     assert capsys.readouterr().err == (
         f"verl-rewards: error: reward faulty ({testkit.label}) failed on sample 3: "
         f"RuntimeError: the reward raised on purpose (at {FAULTS}:25 in faulty) "
-        f"({tmp_path / 'in.jsonl'}, line 4)\n")
+        f"({tmp_path / 'in.jsonl'}, line 4); {tmp_path / 'out.jsonl'} holds 2 whole rows; "
+        f"add --resume to continue\n")
     assert [r["id"] for r in _read_jsonl(tmp_path / "out.jsonl")] == [0, 1]
-    assert not list(tmp_path.glob(".out.jsonl*"))
+    assert [p.name for p in tmp_path.glob(".out.jsonl*")] == [".out.jsonl.run.json"]  # for --resume
 
 
-def test_empty_input_writes_an_empty_output(tmp_path, capsys):
-    assert _score(tmp_path, [], "reward.plugin=exact_match", *LOCAL) == 0
+def test_empty_input_with_allow_empty_writes_an_empty_output(tmp_path, capsys):
+    assert _score(tmp_path, [], "reward.plugin=exact_match", "--allow-empty", *LOCAL) == 0
     assert (tmp_path / "out.jsonl").read_text() == ""
     assert "scored 0 samples" in capsys.readouterr().out
 
@@ -177,7 +178,8 @@ def test_progress_bar_on_a_terminal_only(tmp_path, capsys, monkeypatch):
 
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
-    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", *LOCAL) == 0
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", "--overwrite",
+                  *LOCAL) == 0
     assert "2/2" in terminal.getvalue() and "100%" in terminal.getvalue()
 
 
@@ -291,3 +293,84 @@ def test_weighted_and_routed_rewards_from_a_config_file(tmp_path, capsys):
     assert [r["score"] for r in out] == [1.5, 0.0, 0.5]
     assert [r["exact"] for r in out] == [1.0, 0.0, None]
     assert [r["batch"] for r in out] == [1.0, 0.0, 1.0]
+
+
+# -- never destroying work: existing outputs, empty inputs --------------------------
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.parquet"])
+def test_an_existing_output_is_refused_unless_overwrite(tmp_path, capsys, name):
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", *LOCAL, out=name) == 0
+    target = tmp_path / name
+    before = target.read_bytes()
+    capsys.readouterr()
+    assert _score(tmp_path, _rows("1"), "reward.plugin=exact_match", *LOCAL, out=name) == 2
+    assert _error(capsys) == (f"output file {target} exists: add --overwrite to replace it, "
+                              "or --resume to continue it")
+    assert target.read_bytes() == before
+    assert _score(tmp_path, _rows("1"), "reward.plugin=exact_match", "--overwrite", *LOCAL,
+                  out=name) == 0
+    assert target.read_bytes() != before
+
+
+def test_overwrite_and_resume_together_are_a_usage_error(tmp_path, capsys):
+    assert _score(tmp_path, _rows("1"), "reward.plugin=exact_match", "--overwrite", "--resume",
+                  *LOCAL) == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_an_empty_input_is_an_error_unless_allow_empty(tmp_path, capsys):
+    for name in ("out.jsonl", "out.parquet"):
+        assert _score(tmp_path, [], "reward.plugin=exact_match", *LOCAL, out=name) == 2
+        assert _error(capsys) == (f"input {tmp_path / 'in.jsonl'} holds no rows; add "
+                                  "--allow-empty to write an empty output")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_an_empty_stdin_is_an_error_and_leaves_no_output(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", open(_jsonl(tmp_path / "in.jsonl", [])))
+    assert main(["score", "-i", "-", "-o", str(tmp_path / "out.jsonl"),
+                 "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _error(capsys) == "input <stdin> holds no rows; add --allow-empty to write an empty output"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+# -- on_error=skip: failed samples are left out, not scored -------------------------
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.parquet"])
+def test_on_error_skip_writes_a_null_score_with_the_error_and_a_status_on_every_row(
+        tmp_path, capsys, name):
+    assert _score(tmp_path, _rows("1", "raise", "0", "loop"), "reward.plugin=faulty",
+                  "reward.on_error=skip", "reward.timeout_s=0.5", *LOCAL, out=name) == 0
+    target = tmp_path / name
+    out = _read_jsonl(target) if name.endswith(".jsonl") else pq.read_table(target).to_pylist()
+    assert [(r["score"], r["status"]) for r in out] == [(1.0, "ok"), (None, "failed"),
+                                                        (0.0, "ok"), (None, "timeout")]
+    assert [r["error"] is None for r in out] == [True, False, True, False]
+    assert out[1]["error"].startswith("RuntimeError: the reward raised on purpose")
+    summary = capsys.readouterr().out.splitlines()
+    assert summary[1] == "  ok 2, failed 1, timed out 1; skipped 2 (score null: reward.on_error=skip)"
+    assert summary[2] == "  mean score 0.5000 (over ok samples)"
+
+
+def test_on_error_score_keeps_error_score_and_marks_the_status(tmp_path):
+    assert _score(tmp_path, _rows("1", "raise"), "reward.plugin=faulty",
+                  "reward.error_score=-1", *LOCAL) == 0
+    out = _read_jsonl(tmp_path / "out.jsonl")
+    assert [(r["score"], r["status"]) for r in out] == [(1.0, "ok"), (-1.0, "failed")]
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.parquet"])
+def test_an_overwrite_that_fails_before_its_first_row_keeps_the_earlier_output(
+        tmp_path, capsys, broken_dist, name):
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", *LOCAL, out=name) == 0
+    target = tmp_path / name
+    before, record = target.read_bytes(), (tmp_path / f".{name}.run.json").read_bytes()
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=broken", "--overwrite", *LOCAL,
+                  out=name) == 1
+    assert "No module named 'numpyy_not_installed'" in _error(capsys)
+    assert target.read_bytes() == before
+    assert (tmp_path / f".{name}.run.json").read_bytes() == record
+    assert _score(tmp_path, _rows("1", "0"), "reward.plugin=exact_match", "--resume", *LOCAL,
+                  out=name) == 0

@@ -76,20 +76,48 @@ def test_resume_keeps_whole_rows_cuts_a_partial_line_and_scores_each_row_once(tm
     assert "wrote 10 rows to " in capsys.readouterr().out
 
 
-def test_resume_of_a_parquet_output_appends_the_rest(tmp_path):
-    source = _jsonl(tmp_path / "in.jsonl", _rows(6))
-    _score(_jsonl(tmp_path / "head.jsonl", _rows(6)[:3]), tmp_path / "out.parquet",
-           "reward.plugin=exact_match", *LOCAL)
-    assert _score(source, tmp_path / "out.parquet", "--resume", "reward.plugin=exact_match",
-                  *LOCAL) == 0
+STOPS_WHILE_MARKED = """
+from pathlib import Path
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    if extra_info["id"] == 3 and Path(__file__ + ".stop").exists():
+        raise RuntimeError("stopped on purpose")
+    return 1.0
+"""
+
+
+def test_resume_of_a_parquet_output_appends_the_rest(tmp_path, reward_file):
+    path = reward_file(STOPS_WHILE_MARKED)
+    Path(f"{path}.stop").write_text("")
+    source = _jsonl(tmp_path / "in.jsonl", [{**r, "extra_info": {"id": r["id"]}} for r in _rows(6)])
+    args = [f"reward.path={path}", "reward.on_error=raise", "--batch-size", "1", *LOCAL]
+    assert _score(source, tmp_path / "out.parquet", *args) == 1
+    assert pq.read_table(tmp_path / "out.parquet").column("id").to_pylist() == [0, 1, 2]
+    Path(f"{path}.stop").unlink()
+    assert _score(source, tmp_path / "out.parquet", "--resume", *args) == 0
     assert pq.read_table(tmp_path / "out.parquet").column("id").to_pylist() == list(range(6))
 
 
-def test_resume_when_the_output_holds_more_rows_than_the_input_is_refused(tmp_path, capsys):
+def test_resume_of_rows_no_run_recorded_is_refused(tmp_path, capsys):
     source = _jsonl(tmp_path / "in.jsonl", _rows(2))
     target = _jsonl(tmp_path / "out.jsonl", _rows(3))
     assert _score(source, target, "--resume", "reward.plugin=exact_match", *LOCAL) == 2
-    assert _error(capsys).startswith("cannot resume: the output already holds 3 rows")
+    assert _error(capsys) == (f"cannot resume {target}: it holds 3 rows but no record of the run "
+                              "that made them (.out.jsonl.run.json), so mixing runs cannot be "
+                              "ruled out; score again with --overwrite")
+    assert len(_read(target)) == 3
+
+
+def test_resume_from_stdin_when_the_output_holds_more_rows_than_the_input_is_refused(
+        tmp_path, capsys, monkeypatch):
+    target = tmp_path / "out.jsonl"
+    for n, extra in ((3, ()), (2, ("--resume",))):
+        monkeypatch.setattr("sys.stdin", open(_jsonl(tmp_path / f"in{n}.jsonl", _rows(n))))
+        assert main(["score", "-i", "-", "-o", str(target), "--no-progress", *extra,
+                     "reward.plugin=exact_match", *LOCAL]) == (0 if n == 3 else 2)
+    assert _error(capsys).startswith("cannot resume: the output already holds 3 rows, more "
+                                     "than input <stdin> has")
+    assert len(_read(target)) == 3
 
 
 def test_resume_to_stdout_is_a_usage_error(tmp_path, capsys):
@@ -276,7 +304,8 @@ def test_verbose_on_error_raise_also_shows_the_rewards_line(tmp_path, capsys, re
 def test_the_output_cannot_be_the_input(tmp_path, capsys):
     source = _jsonl(tmp_path / "in.jsonl", _rows(3))
     assert _score(source, source, "reward.plugin=exact_match", *LOCAL) == 2
-    assert _error(capsys) == f"the output file is the input file ({source}); write the scored rows to another file"
+    assert _error(capsys) == (f"the output {source} is the input {source} (the same file); write the "
+                              "scored rows to another file")
     assert len(_read(source)) == 3  # untouched
 
 
@@ -298,7 +327,7 @@ def test_resume_onto_an_empty_parquet_file_scores_every_row(tmp_path):
 
     empty = _jsonl(tmp_path / "empty.jsonl", [])
     target = tmp_path / "out.parquet"
-    assert _score(empty, target, "reward.plugin=exact_match", *LOCAL) == 0
+    assert _score(empty, target, "reward.plugin=exact_match", "--allow-empty", *LOCAL) == 0
     source = _jsonl(tmp_path / "in.jsonl", _rows(3))
     assert _score(source, target, "--resume", "reward.plugin=exact_match", *LOCAL) == 0
     assert pq.read_table(target).column("id").to_pylist() == [0, 1, 2]
@@ -320,3 +349,19 @@ def test_sigterm_ends_a_run_like_ctrl_c_leaving_whole_rows(tmp_path, capsys, rew
                  f"reward.path={path}", *LOCAL]) == 130
     assert [r["id"] for r in _read(target)] == [0, 1, 2, 3]  # the batches that finished
     assert "holds 4 whole rows; add --resume to continue" in capsys.readouterr().err
+
+
+def test_a_reward_that_prints_at_import_never_reaches_the_rows_on_stdout(tmp_path, capfd,
+                                                                          reward_file):
+    path = reward_file('''
+        print("loading my reward")
+
+        def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+            return 1.0
+    ''', "prints_at_import.py")
+    source = _jsonl(tmp_path / "in.jsonl", _rows(2))
+    assert main(["score", "-i", str(source), "-o", "-", f"reward.path={path}", *LOCAL]) == 0
+    out, err = capfd.readouterr()
+    assert [json.loads(line)["score"] for line in out.splitlines()] == [1.0, 1.0]
+    assert "loading my reward" in err
+

@@ -19,6 +19,10 @@ class InputError(UsageError):
     """An input file is missing or malformed (names the file and line)."""
 
 
+class OutputError(VerlRewardsError):
+    """An output could not be written; what was kept, and how to continue, is in the message."""
+
+
 class CheckFailed(VerlRewardsError):
     """At least one plugin failed ``check`` (the report has been printed)."""
 

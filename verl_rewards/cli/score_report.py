@@ -1,0 +1,62 @@
+"""What ``verl-rewards score`` says when a run ends: the summary, the all-failed
+error, and with ``--verbose`` each distinct error's line in the reward's code."""
+
+from __future__ import annotations
+
+import linecache
+import sys
+
+from ..frames import format_frames, parse_location
+from ..scorer import Scorer
+from .score_stream import Tally
+
+
+def summary(scorer: Scorer, tally: Tally, output: str) -> list[str]:
+    """The run's counts, rate, mean score, errors by type and what was written."""
+    n = tally.scored
+    elapsed, startup = tally.end - tally.start, tally.start - tally.begin
+    rate = f"{n / elapsed:,.1f} samples/s" if elapsed > 0 else "n/a"
+    ok = tally.statuses["ok"]
+    mean = f"{tally.ok_sum / ok:.4f}" if ok else "n/a"
+    errors = ", ".join(f"{t} {c}" for t, c in tally.error_types.most_common()) or "none"
+    skipped = (f"; skipped {tally.skipped} (score null: reward.on_error=skip)"
+               if tally.skipped else "")
+    kept = f" ({tally.kept} kept from the earlier run)" if tally.kept else ""
+    return [
+        f"scored {n} samples with {scorer.provenance.display_name} on the "
+        f"{scorer.config.executor} executor in {elapsed:.2f} s ({rate}; "
+        f"executor start {startup:.2f} s)",
+        f"  ok {ok}, failed {tally.statuses['failed']}, "
+        f"timed out {tally.statuses['timeout']}{skipped}",
+        f"  mean score {mean} (over ok samples)",
+        f"  errors by type: {errors}",
+        f"wrote {tally.written} rows to {output}{kept}",
+    ]
+
+
+def all_failed(tally: Tally) -> str:
+    """The error line for a run in which every sample failed."""
+    top, count = tally.error_types.most_common(1)[0] if tally.error_types else ("?", 0)
+    example = next(iter(tally.errors), "")
+    return (f"every sample failed ({tally.scored}); most common error: {top} ({count}), "
+            f"e.g. {example}")
+
+
+def show_error_sources(scorer: Scorer, tally: Tally) -> None:
+    """--verbose: each distinct error's frame in the reward's code, with its source line."""
+    register_file_sources(scorer.ref)
+    for error in tally.errors:
+        print(f"error: {error}", file=sys.stderr)
+        frame = parse_location(error)
+        if frame is not None:
+            for line in format_frames([frame]):
+                print(line, file=sys.stderr)
+
+
+def register_file_sources(spec: object) -> None:
+    """A file reward's source travels in its reference: show its lines even if the file is gone."""
+    refs = getattr(spec, "refs", None) or (spec,)  # a composite's components
+    for ref in refs:
+        path, source = getattr(ref, "path", None), getattr(ref, "source", None)
+        if isinstance(path, str) and isinstance(source, str):
+            linecache.cache[path] = (len(source), None, source.splitlines(True), path)
