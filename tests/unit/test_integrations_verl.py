@@ -119,7 +119,7 @@ def test_plugin_and_path_together_are_an_error(reward_file):
 
 
 def test_unknown_plugin_suggests_and_lists_installed():
-    with pytest.raises(PluginNotFoundError, match="Did you mean 'exact_match'.*Installed plugins:"):
+    with pytest.raises(PluginNotFoundError, match="Did you mean 'exact_match'.*verl-rewards list"):
         naive_call(verl_wraps({"plugin": "exact_mach"}))
 
 
