@@ -4,6 +4,7 @@ pip into a fresh venv, passes `verl-rewards check` there, and its tests pass."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import sysconfig
@@ -73,3 +74,14 @@ def test_generated_package_installs_passes_check_and_its_tests(venv, tmp_path, c
     # Installed only in the venv: this environment does not see it.
     assert main(["list"]) == 0
     assert "acme_reward" not in capsys.readouterr().out
+
+
+def test_the_printed_next_steps_work_as_printed_without_activating(venv, tmp_path):
+    created = _run([venv / "bin" / "verl-rewards", "new", "steps_reward", "steps"], cwd=tmp_path)
+    steps = [shlex.split(line) for line in created.stdout.split("next (")[1].splitlines()[1:]]
+    install, check, pytest_ = steps
+    assert install[:4] == [str(venv / "bin" / "python"), "-m", "pip", "install"]
+    # Offline here: no dependency resolution, build with this environment's setuptools.
+    _run([*install, "--quiet", "--no-deps", "--no-build-isolation"], cwd=tmp_path)
+    assert _run(check, cwd=tmp_path).stdout.startswith("ok   steps_reward (steps-reward 0.1.0)")
+    assert "4 passed" in _run([*pytest_, "-q", "-p", "no:cacheprovider"], cwd=tmp_path).stdout
