@@ -17,8 +17,8 @@ HELP = "Import plugins, validate their shape and run their self-test examples."
 EPILOG = """\
 examples:
   verl-rewards check                 # every installed plugin
-  verl-rewards check exact_match batch_exact
-  verl-rewards check my-dist:my_reward
+  verl-rewards check gsm8k think_answer_format
+  verl-rewards check verl-rewards-math:gsm8k
 
 Self-test examples are declared with @verl_rewards.reward(examples=[...]).
 Exits 1 when any plugin fails (to import, to fit a reward shape, or an
