@@ -137,3 +137,16 @@ def test_unknown_distribution_in_qualified_name_is_not_found(make_dist):
 def test_broken_plugin_is_still_listed(make_dist):
     make_dist("broken-rewards", "0.0.1", {"broken": "does_not_exist.mod:f"})
     assert PluginRecord("broken", "does_not_exist.mod:f", "broken-rewards", "0.0.1") in find_plugins()
+
+
+def test_score_runs_with_broken_distributions_installed(make_dist, tmp_path, capsys):
+    from verl_rewards.cli.main import main
+
+    make_dist("half-rewards", "0.3", {"half": "plug_half:f"}).joinpath("METADATA").unlink()
+    make_dist("mangled-rewards", "1.0", "[verl_rewards]\nno equals sign\n")
+    rows = tmp_path / "in.jsonl"
+    rows.write_text('{"data_source": "d", "solution_str": "42", "ground_truth": "42"}\n')
+    out = tmp_path / "out.jsonl"
+    assert main(["score", "-i", str(rows), "-o", str(out), "--no-progress",
+                 "reward.plugin=exact_match", "reward.executor=local"]) == 0
+    assert '"score": 1.0' in out.read_text()
