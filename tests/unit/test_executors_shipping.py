@@ -281,3 +281,13 @@ def test_unpacking_streams_a_large_file_without_holding_it_in_memory(tmpdir_: Pa
     grown_kib, written = map(int, done.stdout.split())
     assert written == size
     assert grown_kib < 32 * 1024, f"peak memory grew by {grown_kib} KiB while unpacking"
+
+
+def test_an_archive_naming_a_file_twice_is_refused(tmpdir_: Path, module: str) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr(f"{module}/score.py", "VALUE = 'first'\n")
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            zf.writestr(f"{module}/score.py", "VALUE = 'second'\n")
+    with pytest.raises(ExecutorError, match=f"names '{module}/score.py' twice"):
+        shipping.unpack(buffer.getvalue())

@@ -24,6 +24,7 @@ import stat
 import sys
 import tempfile
 import zipfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -157,9 +158,15 @@ def unpack(data: bytes, max_unpacked: int = MAX_UNPACKED_BYTES) -> Path:
 
 
 def _check_members(archive: zipfile.ZipFile, max_unpacked: int) -> None:
+    """Refuse, before writing anything: too many files, a name twice or outside the
+    target, more than ``max_unpacked`` bytes declared."""
     members = archive.infolist()
     if len(members) > MAX_FILES:
         raise ExecutorError(f"the shipped package holds {len(members)} files (limit {MAX_FILES})")
+    counts = Counter(info.filename.rstrip("/") for info in members)
+    twice = sorted(name for name, count in counts.items() if count > 1)
+    if twice:
+        raise ExecutorError(f"the shipped package names {twice[0]!r} twice")
     for info in members:
         parts = info.filename.rstrip("/").split("/")
         if info.filename.startswith("/") or "\\" in info.filename or "\0" in info.filename \
@@ -285,6 +292,9 @@ def _extract(archive: zipfile.ZipFile, staging: Path, max_unpacked: int) -> None
                                  f"the shipped package's {info.filename}")
         except zipfile.BadZipFile as e:
             raise ExecutorError(f"the shipped package is corrupt at {info.filename}: {e}") from e
+        except OSError as e:
+            raise ExecutorError(f"cannot unpack the shipped package's {info.filename} into "
+                                f"{staging}: {e.strerror or e}") from e
 
 
 def _discard(path: Path) -> None:
