@@ -10,6 +10,11 @@ cache directory that is a symlink, belongs to someone else or is open to
 others is never used (another local user could plant code in it): the worker
 unpacks into a fresh private directory instead and logs why. A cached tree is
 used only when every file of the archive is in it with the archive's bytes.
+
+Packing refuses a symlink that leads out of the package (it would ship what
+it points at, ``/etc/shadow`` say, to every worker). Both sides cap the
+unpacked size (a sparse or highly compressible file zips to almost nothing)
+and copy files in chunks, so no worker holds a whole file in memory.
 """
 
 from __future__ import annotations
