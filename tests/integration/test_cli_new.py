@@ -3,6 +3,7 @@ pip into a fresh venv, passes `verl-rewards check` there, and its tests pass."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import subprocess
@@ -39,7 +40,9 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv that sees this environment's packages and has `verl-rewards`."""
     if not (REPO / "pyproject.toml").is_file():
         pytest.skip("verl-rewards is not installed from its source tree")
-    pytest.importorskip("setuptools")  # --no-build-isolation builds with this environment's
+    # --no-build-isolation builds with this environment's setuptools (found, not imported:
+    # importing it after another test imported distutils trips setuptools' distutils shim).
+    assert importlib.util.find_spec("setuptools") is not None
     venv = tmp_path_factory.mktemp("new-e2e") / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv])
     # --system-site-packages exposes the *base* interpreter's packages, not this
