@@ -99,7 +99,8 @@ def select(spec: str, records: Sequence[PluginRecord] | None = None) -> PluginRe
     """The plugin that ``spec`` (``name`` or ``dist:name``) refers to.
 
     Raises :class:`PluginNotFoundError` (with close matches, and the broken
-    distribution that declares it, if one does) or :class:`AmbiguousPluginError` (listing both distributions).
+    distribution that declares it, if one does) or :class:`AmbiguousPluginError`
+    (listing both distributions).
     """
     broken: list[BrokenDistribution] = []
     if records is None:
@@ -144,18 +145,29 @@ def _plugins_of(dist: metadata.Distribution) -> tuple[str, list[PluginRecord]] |
     if not text or not _SECTION.search(text):
         return None
     names = _declared_names(text)
+    name, version = _field(dist, "Name", names), _field(dist, "Version", names)
     try:
-        name, version = dist.metadata["Name"], dist.version
         entry_points = list(dist.entry_points)
     except Exception as e:  # importlib.metadata raises TypeError, ValueError, ...
         raise _Broken(f"malformed entry_points.txt ({type(e).__name__}: {e})", names) from e
-    if not name or not version:
-        missing = "no METADATA file (an interrupted install?)" if not dist.read_text("METADATA") \
-            else f"its METADATA has no {'Name' if not name else 'Version'}"
-        raise _Broken(missing, names)
     plugins = [PluginRecord(ep.name, ep.value.strip(), name, version)
                for ep in entry_points if ep.group == GROUP]
     return _normalize(name), plugins
+
+
+def _field(dist: metadata.Distribution, key: str, names: tuple[str, ...]) -> str:
+    """A required METADATA field, or :class:`_Broken` saying why it is missing."""
+    try:
+        value = dist.metadata[key]
+    except KeyError:  # newer Pythons raise where older ones return None
+        value = None
+    except Exception as e:  # an unreadable or undecodable METADATA
+        raise _Broken(f"cannot read METADATA: {type(e).__name__}: {e}", names) from e
+    if value:
+        return str(value)
+    if not dist.read_text("METADATA"):
+        raise _Broken("no METADATA file (an interrupted install?)", names)
+    raise _Broken(f"its METADATA has no {key}", names)
 
 
 def _declared_names(text: str) -> tuple[str, ...]:

@@ -150,3 +150,10 @@ def test_score_runs_with_broken_distributions_installed(make_dist, tmp_path, cap
     assert main(["score", "-i", str(rows), "-o", str(out), "--no-progress",
                  "reward.plugin=exact_match", "reward.executor=local"]) == 0
     assert '"score": 1.0' in out.read_text()
+
+
+def test_metadata_without_a_version_is_broken(make_dist):
+    info = make_dist("noversion-rewards", "1.0", {"nov": "m:f"})
+    info.joinpath("METADATA").write_text("Metadata-Version: 2.1\nName: noversion-rewards\n")
+    [broken] = [b for b in scan().broken if b.location == str(info)]
+    assert broken == BrokenDistribution(str(info), "its METADATA has no Version", ("nov",))
