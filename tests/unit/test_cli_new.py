@@ -107,3 +107,13 @@ def test_refuses_a_file(tmp_path, capsys):
     (tmp_path / "pkg").write_text("")
     assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 2
     assert "exists and is not a directory" in capsys.readouterr().err
+
+
+def test_next_steps_name_the_interpreter_as_a_path_even_from_its_own_directory(tmp_path, capsys,
+                                                                                monkeypatch):
+    monkeypatch.chdir(Path(sys.executable).parent)  # `python` alone would be looked up on PATH
+    assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 0
+    steps = capsys.readouterr().out.split("next (")[1].splitlines()[1:]
+    name = Path(sys.executable).name
+    assert steps[0].startswith(f"  ./{name} -m pip install -e ")
+    assert steps[1] == "  ./verl-rewards check acme_reward"

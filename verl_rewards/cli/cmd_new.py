@@ -71,12 +71,14 @@ def next_steps(directory: Path, plugin: str) -> list[str]:
 
 
 def _short(path: Path) -> str:
-    """``path`` relative to the working directory when it is under it, else absolute."""
+    """``path`` relative to the working directory when it is under it, else absolute;
+    always with a ``/`` so that a shell runs that file, not a namesake on ``PATH``."""
     absolute = Path(os.path.abspath(path))  # not resolved: a venv's python is a symlink
     try:
-        return absolute.relative_to(Path.cwd()).as_posix()
+        relative = absolute.relative_to(Path.cwd()).as_posix()
     except ValueError:
         return absolute.as_posix()
+    return relative if "/" in relative else f"./{relative}"
 
 
 def _requirement() -> str:
