@@ -273,9 +273,23 @@ def _closest(word: object, choices: Sequence[str]) -> list[str]:
 
 
 def _strip_prefix(override: str) -> str:
-    if "=" not in override:
+    """``reward.KEY=VALUE`` -> ``KEY=VALUE``; anything else is a :class:`ConfigError`."""
+    key, sep, _ = override.partition("=")
+    if not sep:
         raise ConfigError(f"override {override!r} is not of the form reward.KEY=VALUE")
-    return override[len("reward.") :] if override.startswith("reward.") else override
+    if not key.startswith("reward."):
+        raise ConfigError(f"override {override!r}: overrides start with `reward.` "
+                          f"(did you mean {_with_prefix(override)!r}?)")
+    return override[len("reward.") :]
+
+
+def _with_prefix(override: str) -> str:
+    """The override as meant: ``plugin=x`` and ``rewrd.plugin=x`` -> ``reward.plugin=x``."""
+    first, dot, rest = override.partition(".")
+    fields = {f.name for f in dataclasses.fields(RewardConfig)}
+    if dot and first not in fields and "=" not in first:  # a misspelled section name
+        return f"reward.{rest}"
+    return f"reward.{override}"
 
 
 def _validated(cfg: RewardConfig) -> RewardConfig:

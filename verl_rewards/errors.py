@@ -49,16 +49,26 @@ class UnknownConfigKeyError(ConfigError):
 class PluginNotFoundError(ConfigError):
     """No installed distribution declares the requested plugin name."""
 
-    def __init__(self, name: str, suggestions: Sequence[str], installed: Sequence[str]) -> None:
+    MAX_LISTED = 8  # more installed names than this are left to `verl-rewards list`
+
+    def __init__(self, name: str, suggestions: Sequence[str], installed: Sequence[str],
+                 broken: Sequence[str] = ()) -> None:
         self.name = name
         self.suggestions = list(suggestions)
         self.installed = list(installed)
-        hint = f" Did you mean {_quoted_or(self.suggestions)}?" if self.suggestions else ""
-        listing = ", ".join(self.installed) if self.installed else "none"
+        self.broken = list(broken)
+        if self.suggestions:
+            hint = f"Did you mean {_quoted_or(self.suggestions)}?"
+        elif not self.installed:
+            hint = "No reward plugins are installed (entry points in group 'verl_rewards')."
+        elif len(self.installed) <= self.MAX_LISTED:
+            hint = f"Installed: {', '.join(self.installed)}."
+        else:
+            hint = f"{len(self.installed)} plugins are installed."
+        notes = "".join(f" It is declared by a {b}." for b in self.broken)
         super().__init__(
-            f"no reward plugin named '{name}' is installed.{hint} "
-            f"Installed plugins: {listing}. "
-            f"(A plugin is an entry point in group 'verl_rewards'; see `verl-rewards list`.)"
+            f"no reward plugin named '{name}' is installed. {hint}{notes} "
+            f"Run `verl-rewards list` to see every installed plugin."
         )
 
 

@@ -3,7 +3,9 @@ pip into a fresh venv, passes `verl-rewards check` there, and its tests pass."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shlex
 import subprocess
 import sys
 import sysconfig
@@ -38,7 +40,9 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv that sees this environment's packages and has `verl-rewards`."""
     if not (REPO / "pyproject.toml").is_file():
         pytest.skip("verl-rewards is not installed from its source tree")
-    pytest.importorskip("setuptools")  # --no-build-isolation builds with this environment's
+    # --no-build-isolation builds with this environment's setuptools (found, not imported:
+    # importing it after another test imported distutils trips setuptools' distutils shim).
+    assert importlib.util.find_spec("setuptools") is not None
     venv = tmp_path_factory.mktemp("new-e2e") / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv])
     # --system-site-packages exposes the *base* interpreter's packages, not this
@@ -73,3 +77,14 @@ def test_generated_package_installs_passes_check_and_its_tests(venv, tmp_path, c
     # Installed only in the venv: this environment does not see it.
     assert main(["list"]) == 0
     assert "acme_reward" not in capsys.readouterr().out
+
+
+def test_the_printed_next_steps_work_as_printed_without_activating(venv, tmp_path):
+    created = _run([venv / "bin" / "verl-rewards", "new", "steps_reward", "steps"], cwd=tmp_path)
+    steps = [shlex.split(line) for line in created.stdout.split("next (")[1].splitlines()[1:]]
+    install, check, pytest_ = steps
+    assert install[:4] == [str(venv / "bin" / "python"), "-m", "pip", "install"]
+    # Offline here: no dependency resolution, build with this environment's setuptools.
+    _run([*install, "--quiet", "--no-deps", "--no-build-isolation"], cwd=tmp_path)
+    assert _run(check, cwd=tmp_path).stdout.startswith("ok   steps_reward (steps-reward 0.1.0)")
+    assert "4 passed" in _run([*pytest_, "-q", "-p", "no:cacheprovider"], cwd=tmp_path).stdout

@@ -259,3 +259,87 @@ def test_the_fixture_is_registered_for_every_session(request):
     check = request.getfixturevalue("verl_reward_check")
     assert check is assert_plugin_ok
     assert check("exact_match").ok
+
+
+# -- quiet: what plugins print is held back -----------------------------------
+
+NOISY = """
+import logging, os, sys, warnings
+
+from tqdm import tqdm
+
+from verl_rewards import Example, reward
+
+_log = logging.getLogger("noisy_model")
+_log.handlers[:] = [logging.StreamHandler(sys.stderr)]  # bound now, as libraries' handlers are
+print("loading weights...")
+os.write(2, b"C-level banner on fd 2\\n")
+
+@reward(examples=[Example(solution_str="a", ground_truth="a", expected=1.0)])
+class Loud:
+    def __init__(self):
+        for _ in tqdm(range(3), desc="Loading checkpoint shards"):
+            pass
+        _log.warning("some weights were not initialized")
+        warnings.warn("this model is deprecated", UserWarning)
+
+    def __call__(self, data_source, solution_str, ground_truth, extra_info=None):
+        print("scoring", solution_str)
+        return float(solution_str == ground_truth)
+
+@reward(examples=[Example(solution_str="a", ground_truth="a", expected=0.5)])
+def loud_and_wrong(data_source, solution_str, ground_truth, extra_info=None):
+    print("about to be wrong")
+    return 1.0
+"""
+
+
+@pytest.fixture
+def noisy(make_dist):
+    make_dist("noisy-rewards", "1.0", _ep(loud="plug_noisy:Loud", loud_wrong="plug_noisy:loud_and_wrong"),
+              {"plug_noisy.py": NOISY})
+
+
+def test_check_is_quiet_while_plugins_load_and_run(capfd, noisy):
+    assert main(["check", "loud"]) == 0
+    captured = capfd.readouterr()
+    assert captured.out == ("ok   loud (noisy-rewards 1.0): sample, sync class; 1/1 example passed\n"
+                            "\nchecked 1 plugin(s): 1 ok, 0 failed\n")
+    assert captured.err == ""
+
+
+def test_verbose_check_shows_what_the_plugin_printed_under_its_report(capfd, noisy):
+    assert main(["check", "-v", "loud"]) == 0
+    lines = capfd.readouterr().out.splitlines()
+    assert lines[:2] == ["ok   loud (noisy-rewards 1.0): sample, sync class; 1/1 example passed",
+                         "     output while checking:"]
+    shown = "\n".join(lines)
+    for text in ("| loading weights...", "| C-level banner on fd 2", "Loading checkpoint shards",
+                 "| some weights were not initialized", "UserWarning: this model is deprecated",
+                 "| scoring a"):
+        assert text in shown
+
+
+def test_a_failing_plugin_shows_what_it_printed(capfd, noisy):
+    assert main(["check", "loud_wrong"]) == 1
+    lines = capfd.readouterr().out.splitlines()
+    assert lines[:6] == [
+        "FAIL loud_wrong (noisy-rewards 1.0): sample, sync function; 0/1 example passed",
+        "     - example 1 (solution_str='a', ground_truth='a'): expected 0.5, got 1.0",
+        "     output while checking:",
+        "     | loading weights...",
+        "     | C-level banner on fd 2",
+        "     | about to be wrong"]
+
+
+def test_check_of_everything_fails_a_broken_distribution_and_checks_the_rest(capsys, make_dist):
+    half = make_dist("half-rewards", "0.3", {"half": "plug_half:f"})
+    half.joinpath("METADATA").unlink()  # an interrupted install
+    assert main(["check"]) == 1
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert any(line.startswith(f"ok   exact_match ({TESTKIT} 0.3.1): ") for line in lines)
+    assert (f"FAIL broken distribution {half} (declares half): no METADATA file (an interrupted "
+            f"install?); reinstall it (pip install --force-reinstall) or remove that directory") in lines
+    assert lines[-1].endswith("; 1 broken distribution(s)")
+    assert f"1 distribution(s) are broken: {half}" in captured.err

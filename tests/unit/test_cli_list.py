@@ -52,8 +52,25 @@ def test_a_name_declared_twice_is_listed_twice_with_a_note(capsys, make_dist):
                             "select one as dup-one:twin, dup-two:twin\n")
 
 
+def test_a_dist_info_without_metadata_is_named_broken_and_the_others_are_listed(capsys, make_dist):
+    make_dist("good-rewards", "1.0", {"good": "plug_good:f"})
+    half = make_dist("half-rewards", "0.3", {"half": "plug_half:f"})
+    half.joinpath("METADATA").unlink()  # what an interrupted install leaves
+    assert main(["list"]) == 0
+    captured = capsys.readouterr()
+    assert ["good", "good-rewards", "1.0", "plug_good:f"] in [r.split() for r in captured.out.splitlines()]
+    assert "half" not in captured.out
+    assert (f"note: broken distribution {half} (declares half): no METADATA file (an interrupted "
+            f"install?); reinstall it (pip install --force-reinstall) or remove that directory\n"
+            ) in captured.err
+    assert main(["list", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "good" in [e["name"] for e in json.loads(captured.out)]
+    assert f"broken distribution {half}" in captured.err
+
+
 def test_no_plugins_says_how_to_make_one(capsys, monkeypatch):
-    monkeypatch.setattr(discovery, "find_plugins", lambda: [])
+    monkeypatch.setattr(discovery, "scan", lambda: discovery.Scan([], []))
     assert main(["list"]) == 0
     assert "no reward plugins installed" in capsys.readouterr().out
     assert main(["list", "--json"]) == 0

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from verl_rewards.cli import cmd_list
+from verl_rewards.cli import cmd_check, cmd_list, cmd_new
 from verl_rewards.cli.errors import CheckFailed, InputError, UsageError, exit_code
 from verl_rewards.cli.main import COMMANDS, EPILOG, main
 from verl_rewards.errors import (
@@ -40,6 +40,21 @@ def test_every_command_has_help_with_an_example(capsys, command):
     out = capsys.readouterr().out
     assert out.startswith(f"usage: verl-rewards {command}")
     assert f"examples:\n  verl-rewards {command}" in out
+
+
+@pytest.mark.parametrize("module", [cmd_list, cmd_check, cmd_new], ids=lambda m: m.NAME)
+def test_subcommand_examples_check_only_plugins_a_demo_install_has_or_that_they_create(module):
+    demo = {"copy_digits", "gsm8k", "math_boxed", "think_answer_format", "length_penalty",
+            "overlong_penalty", "code_exec", "llm_judge", "hf_reward_model"}
+    named = set()
+    examples = [line for line in module.EPILOG.splitlines() if line.startswith("  ")]
+    for line in examples:
+        for command in ("check", "show"):
+            if f"verl-rewards {command}" in line:
+                words = line.split(f"verl-rewards {command}", 1)[1].split("#")[0].split("&&")[0].split()
+                named |= {w.rpartition(":")[2] for w in words if not w.startswith("-")}
+    created = {"my_reward"} if module is cmd_new else set()
+    assert named <= demo | created, named - demo - created
 
 
 def test_version(capsys):

@@ -6,6 +6,8 @@ venv and runs `check` and its tests there.)"""
 from __future__ import annotations
 
 import ast
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -40,7 +42,19 @@ def test_generates_a_package_with_entry_point_module_test_and_readme(tmp_path, c
         ast.parse(path.read_text(), str(path))
     out = capsys.readouterr().out
     assert out.startswith(f"created plugin package acme-reward in {target}\n")
-    assert f"  pip install -e {target}\n  verl-rewards check acme_reward\n" in out
+
+
+def test_next_steps_use_this_environments_python_and_scripts_and_the_test_extra(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["new", "acme_reward", "pkg"]) == 0
+    python = sys.executable  # outside tmp_path: printed absolute
+    script = Path(sys.executable).parent / "verl-rewards"
+    assert script.is_file()  # this environment's console script
+    steps = capsys.readouterr().out.split("next (")[1].splitlines()[1:]
+    assert steps == [f"  {python} -m pip install -e './pkg[test]'",
+                     f"  {script} check acme_reward",
+                     f"  {python} -m pytest pkg/tests"]
 
 
 def test_the_pyproject_names_the_distribution_and_declares_the_entry_point(tmp_path):
@@ -93,3 +107,13 @@ def test_refuses_a_file(tmp_path, capsys):
     (tmp_path / "pkg").write_text("")
     assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 2
     assert "exists and is not a directory" in capsys.readouterr().err
+
+
+def test_next_steps_name_the_interpreter_as_a_path_even_from_its_own_directory(tmp_path, capsys,
+                                                                                monkeypatch):
+    monkeypatch.chdir(Path(sys.executable).parent)  # `python` alone would be looked up on PATH
+    assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 0
+    steps = capsys.readouterr().out.split("next (")[1].splitlines()[1:]
+    name = Path(sys.executable).name
+    assert steps[0].startswith(f"  ./{name} -m pip install -e ")
+    assert steps[1] == "  ./verl-rewards check acme_reward"

@@ -14,8 +14,8 @@ def test_defaults_match_the_documented_reward_section():
         "compute_score", "ray", 2, "auto", "score", 0.0)
 
 
-def test_dotlist_overrides_with_and_without_prefix():
-    cfg = load_config(None, ["reward.plugin=gsm8k", "reward.kwargs.strict=true", "timeout_s=5"])
+def test_dotlist_overrides():  # without the reward. prefix: tests/unit/test_config_overrides.py
+    cfg = load_config(None, ["reward.plugin=gsm8k", "reward.kwargs.strict=true", "reward.timeout_s=5"])
     assert cfg.plugin == "gsm8k"
     assert cfg.kwargs == {"strict": True}
     assert cfg.timeout_s == 5

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from verl_rewards import RewardRef
+from verl_rewards.errors import ExecutorError
 from verl_rewards.executors import shipping
 
 
@@ -180,3 +181,113 @@ def test_workers_unpacking_at_once_all_import_the_intact_package(tmpdir_: Path, 
     assert time.monotonic() - started < 60
     leftovers = sorted(p.name for p in shared_name(tmpdir_).iterdir())
     assert leftovers == [digest(blob.read_bytes())]
+
+
+def _plugin_package(make_dist, entry: str) -> Path:
+    """A real installed plugin ``entry`` whose package is a directory; returns that directory."""
+    name = f"plug_{entry}_{uuid.uuid4().hex[:8]}"
+    info = make_dist(f"{entry}-rewards", "1.0", {entry: f"{name}.score:f"},
+                     {f"{name}/__init__.py": "", f"{name}/score.py": "def f(data_source, solution_str, "
+                                                                      "ground_truth):\n    return 1.0\n"})
+    return info.parent / name
+
+
+@pytest.mark.parametrize("kind", ["file", "directory"])
+def test_a_link_leaving_the_package_is_refused_not_shipped(tmpdir_: Path, make_dist, kind: str) -> None:
+    package = _plugin_package(make_dist, f"leak_{kind}")
+    outside = tmpdir_ / "outside"
+    outside.mkdir()
+    (outside / "shadow").write_text("root:$6$secret:19000:0:99999:7:::\n")
+    link = package / ("shadow" if kind == "file" else "data")
+    link.symlink_to(outside / "shadow" if kind == "file" else outside)
+    with pytest.raises(ExecutorError) as info:
+        shipping.pack(RewardRef.from_config({"plugin": f"leak_{kind}"}))
+    target = outside / "shadow" if kind == "file" else outside
+    assert f"{link} is a link to {target}, outside its package {package}" in str(info.value)
+    assert "replace the link with a copy or remove it" in str(info.value)
+
+
+def test_a_link_within_the_package_ships_the_linked_bytes(tmpdir_: Path, make_dist) -> None:
+    package = _plugin_package(make_dist, "inner")
+    (package / "alias.py").symlink_to(package / "score.py")
+    data = shipping.pack(RewardRef.from_config({"plugin": "inner"}))
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert zf.read(f"{package.name}/alias.py") == (package / "score.py").read_bytes()
+
+
+def test_a_directory_link_back_up_the_package_is_refused(tmpdir_: Path, make_dist) -> None:
+    package = _plugin_package(make_dist, "loop")
+    (package / "again").symlink_to(package)
+    with pytest.raises(ExecutorError, match="again is a link to"):
+        shipping.pack(RewardRef.from_config({"plugin": "loop"}))
+
+
+def test_a_huge_sparse_file_is_refused_by_its_unpacked_size(tmpdir_: Path, make_dist) -> None:
+    package = _plugin_package(make_dist, "sparse")
+    with (package / "weights.bin").open("wb") as f:
+        f.truncate(1024**3)  # 1 GiB that zips to about 1 MB
+    started = time.monotonic()
+    with pytest.raises(ExecutorError) as info:
+        shipping.pack(RewardRef.from_config({"plugin": "sparse"}))
+    total = sum(p.stat().st_size for p in package.iterdir() if p.is_file())
+    assert (f"its files come to {total} bytes unpacked (limit {shipping.MAX_UNPACKED_BYTES}; "
+            f"the largest is {package.name}/weights.bin, {1024**3} bytes)") in str(info.value)
+    assert time.monotonic() - started < 30  # refused from the sizes, not after compressing 1 GiB
+
+
+def _zeros_archive(path: Path, module: str, size: int) -> bytes:
+    """A package whose data file holds ``size`` zero bytes (it zips to about size/1000)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"{module}/__init__.py", "")
+        with zf.open(f"{module}/zeros.bin", "w") as sink:
+            for _ in range(size // (1024 * 1024)):
+                sink.write(bytes(1024 * 1024))
+    return path.read_bytes()
+
+
+def test_an_archive_over_the_unpacked_limit_is_refused_and_leaves_nothing(tmpdir_: Path, module: str) -> None:
+    data = _zeros_archive(tmpdir_ / "bomb.zip", module, 4 * 1024 * 1024)
+    assert len(data) < 64 * 1024
+    with pytest.raises(ExecutorError, match=f"unpacks to {4 * 1024 * 1024} bytes"):
+        shipping.unpack(data, max_unpacked=1024 * 1024)
+    assert not shared_name(tmpdir_).exists() or list(shared_name(tmpdir_).iterdir()) == []
+
+
+def test_an_archive_with_a_name_leaving_the_target_is_refused(tmpdir_: Path) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("../../escaped.py", "x = 1\n")
+    with pytest.raises(ExecutorError, match="unsafe file name: '../../escaped.py'"):
+        shipping.unpack(buffer.getvalue())
+    assert not (tmpdir_ / "escaped.py").exists()
+
+
+def test_unpacking_streams_a_large_file_without_holding_it_in_memory(tmpdir_: Path, module: str) -> None:
+    size = 128 * 1024 * 1024
+    blob = tmpdir_ / "big.zip"
+    _zeros_archive(blob, module, size)
+    code = (
+        "import pathlib, resource\n"
+        "from verl_rewards.executors.shipping import unpack\n"
+        f"data = pathlib.Path({str(blob)!r}).read_bytes()\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "target = unpack(data)\n"
+        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        f"print(after - before, (target / {module!r} / 'zeros.bin').stat().st_size)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmpdir_)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    grown_kib, written = map(int, done.stdout.split())
+    assert written == size
+    assert grown_kib < 32 * 1024, f"peak memory grew by {grown_kib} KiB while unpacking"
+
+
+def test_an_archive_naming_a_file_twice_is_refused(tmpdir_: Path, module: str) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr(f"{module}/score.py", "VALUE = 'first'\n")
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            zf.writestr(f"{module}/score.py", "VALUE = 'second'\n")
+    with pytest.raises(ExecutorError, match=f"names '{module}/score.py' twice"):
+        shipping.unpack(buffer.getvalue())

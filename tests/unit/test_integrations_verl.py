@@ -75,8 +75,8 @@ def test_batch_class_and_async_plugins_work_per_sample():
 
 def test_plugin_is_resolved_once_per_selection_and_kwargs(monkeypatch):
     scans = []
-    real = discovery.find_plugins
-    monkeypatch.setattr(discovery, "find_plugins", lambda: scans.append(1) or real())
+    real = discovery.scan
+    monkeypatch.setattr(discovery, "scan", lambda: scans.append(1) or real())
     fn = verl_wraps({"plugin": "stateful", "scale": 1.0})
     first = [naive_call(fn)["instances"] for _ in range(3)]
     other = naive_call(verl_wraps({"plugin": "stateful", "scale": 3.0}))
@@ -119,7 +119,7 @@ def test_plugin_and_path_together_are_an_error(reward_file):
 
 
 def test_unknown_plugin_suggests_and_lists_installed():
-    with pytest.raises(PluginNotFoundError, match="Did you mean 'exact_match'.*Installed plugins:"):
+    with pytest.raises(PluginNotFoundError, match="Did you mean 'exact_match'.*verl-rewards list"):
         naive_call(verl_wraps({"plugin": "exact_mach"}))
 
 
@@ -127,7 +127,7 @@ def test_a_config_error_is_remembered_not_rediscovered(monkeypatch):
     fn = verl_wraps({"plugin": "nope"})
     with pytest.raises(PluginNotFoundError):
         naive_call(fn)
-    monkeypatch.setattr(discovery, "find_plugins", lambda: pytest.fail("scanned again"))
+    monkeypatch.setattr(discovery, "scan", lambda: pytest.fail("scanned again"))
     with pytest.raises(PluginNotFoundError):
         naive_call(fn)
 

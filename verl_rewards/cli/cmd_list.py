@@ -21,7 +21,9 @@ examples:
   verl-rewards list --json | python -c "import json,sys; print(len(json.load(sys.stdin)))"
 
 A plugin is an entry point in group 'verl_rewards'. A plugin that fails to
-import is listed too; `verl-rewards check NAME` says why it fails."""
+import is listed too; `verl-rewards check NAME` says why it fails. A
+distribution whose metadata cannot be read (say, an interrupted install) is
+named on stderr as broken; the others are listed as usual."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,9 +35,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """List every installed plugin, sorted by name then distribution."""
-    from ..discovery import find_plugins
+    from ..discovery import scan
 
-    records = find_plugins()
+    records, broken = scan()
+    for dist in broken:
+        note(dist.format())
     if args.json:
         import json
 

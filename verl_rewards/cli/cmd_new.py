@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from .errors import EXIT_OK
@@ -14,10 +15,12 @@ EPILOG = """\
 examples:
   verl-rewards new my_reward                 # creates ./my_reward
   verl-rewards new my_reward plugins/mine    # creates plugins/mine
-  pip install -e ./my_reward && verl-rewards check my_reward
+  python -m pip install -e './my_reward[test]' && verl-rewards check my_reward
 
 NAME becomes the entry-point name (reward.plugin=NAME), the distribution
-(dashes) and the import package (underscores). DIR must not exist or be empty."""
+(dashes) and the import package (underscores). DIR must not exist or be empty.
+The next steps it prints use this environment's Python and scripts (the
+environment verl-rewards runs in), so they work as printed without activating it."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -43,11 +46,39 @@ def run(args: argparse.Namespace) -> int:
          *(f"  {p.relative_to(directory).as_posix()}" for p in written),
          f"entry point: {names.plugin} = \"{names.package}.reward:compute_score\" "
          f"(group verl_rewards)",
-         "next:",
-         f"  pip install -e {directory}",
-         f"  verl-rewards check {names.plugin}",
-         f"  python -m pytest {directory / 'tests'}")
+         *next_steps(directory, names.plugin))
     return EXIT_OK
+
+
+def next_steps(directory: Path, plugin: str) -> list[str]:
+    """What to run next, with this environment's interpreter and scripts (bare ``pip``
+    or ``python`` may be another environment's)."""
+    import importlib.util
+    import shlex
+    import sys
+
+    python = shlex.quote(_short(Path(sys.executable)))
+    script = Path(sys.executable).parent / "verl-rewards"
+    verl_rewards = shlex.quote(_short(script)) if script.is_file() else f"{python} -m verl_rewards"
+    where = directory.as_posix()
+    if not directory.is_absolute() and not where.startswith(("./", "../")):
+        where = f"./{where}"
+    pip = f"{python} -m pip" if importlib.util.find_spec("pip") else f"pip --python {python}"
+    return ["next (with this environment's Python; or activate it and drop the path):",
+            f"  {pip} install -e {shlex.quote(where + '[test]')}",
+            f"  {verl_rewards} check {plugin}",
+            f"  {python} -m pytest {shlex.quote((directory / 'tests').as_posix())}"]
+
+
+def _short(path: Path) -> str:
+    """``path`` relative to the working directory when it is under it, else absolute;
+    always with a ``/`` so that a shell runs that file, not a namesake on ``PATH``."""
+    absolute = Path(os.path.abspath(path))  # not resolved: a venv's python is a symlink
+    try:
+        relative = absolute.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+    return relative if "/" in relative else f"./{relative}"
 
 
 def _requirement() -> str:

@@ -209,8 +209,11 @@ real module name.
 
 ## Install and check
 
+Run these in the environment that has verl-rewards (activate it first, e.g.
+`source .venv/bin/activate`, or prefix each command with its `bin/` directory):
+
 ```bash
-pip install -e .                   # on every node that scores
+python -m pip install -e '.[test]' # on every node that scores; [test] adds pytest
 verl-rewards show {plugin}
 verl-rewards check {plugin}        # imports it and runs its self-test examples
 python -m pytest tests
