@@ -30,6 +30,7 @@ MAX_BOX_CHARS = 1000
     ),
     timeout_s=30.0,
     tags=("math",),
+    kind="math",
     examples=[
         Example(solution_str="So $x = \\boxed{\\frac{1}{2}}$.", ground_truth="0.5", expected=1.0),
         Example(solution_str="The answer is $\\boxed{\\dfrac34}$", ground_truth="\\frac{3}{4}", expected=1.0),

@@ -39,6 +39,7 @@ class JudgeUnavailableError(RuntimeError):
     description="An LLM judge behind an OpenAI-compatible chat completions endpoint "
                 "(vLLM, SGLang, a hosted API): the last number in its reply, mapped onto 0..1.",
     tags=("model", "llm-judge", "async"),
+    kind="judge",
     examples=[
         {"solution_str": "42", "ground_truth": "42", "prompt": "What is 6 x 7?", "expected": 0.7,
          "kwargs": {"base_url": "http://judge.invalid/v1", "model": "self-test",
