@@ -54,14 +54,15 @@ class Answers:
     failures: list[StepFailure] = field(default_factory=list)
 
 
-def run_steps(plugin: str, steps: Sequence[Step], timeout_s: float) -> Answers:
-    """Score ``steps`` for ``plugin`` (``dist:name``) in fresh processes, each step under a deadline."""
+def run_steps(plugin: str, steps: Sequence[Step], timeout_s: float, grace_s: float = GRACE_S) -> Answers:
+    """Score ``steps`` for ``plugin`` (``dist:name``) in fresh processes, each step under a
+    deadline: its samples' timeouts plus ``grace_s``."""
     answers = Answers()
     remaining = list(steps)
     for _ in range(MAX_RESTARTS + 1):
         if not remaining:
             break
-        failure = _run_process(plugin, remaining, timeout_s, answers)
+        failure = _run_process(plugin, remaining, timeout_s, grace_s, answers)
         if failure is None:
             break
         answers.failures.append(failure)
@@ -73,12 +74,13 @@ def run_steps(plugin: str, steps: Sequence[Step], timeout_s: float) -> Answers:
     return answers
 
 
-def deadline_s(step: Step, timeout_s: float) -> float:
+def deadline_s(step: Step, timeout_s: float, grace_s: float = GRACE_S) -> float:
     """How long a step may take: each sample its timeout (threads run side by side), plus grace."""
-    return len(step.samples) * timeout_s + GRACE_S
+    return len(step.samples) * timeout_s + grace_s
 
 
-def _run_process(plugin: str, steps: Sequence[Step], timeout_s: float, answers: Answers) -> StepFailure | None:
+def _run_process(plugin: str, steps: Sequence[Step], timeout_s: float, grace_s: float,
+                 answers: Answers) -> StepFailure | None:
     job = {"plugin": plugin, "sys_path": sys.path, "timeout_s": timeout_s,
            "steps": [{"id": s.id, "kwargs": dict(s.kwargs), "samples": list(s.samples),
                       "threads": s.threads} for s in steps]}
@@ -88,13 +90,13 @@ def _run_process(plugin: str, steps: Sequence[Step], timeout_s: float, answers: 
             stdout=subprocess.PIPE, stderr=stderr, start_new_session=True,
         )
         try:
-            return _collect(process, job, steps, timeout_s, answers, stderr)
+            return _collect(process, job, steps, (timeout_s, grace_s), answers, stderr)
         finally:
             _kill_group(process)
 
 
 def _collect(process: subprocess.Popen[bytes], job: Mapping[str, Any], steps: Sequence[Step],
-             timeout_s: float, answers: Answers, stderr: Any) -> StepFailure | None:
+             limits: tuple[float, float], answers: Answers, stderr: Any) -> StepFailure | None:
     lines: queue.Queue[bytes] = queue.Queue()
     assert process.stdin is not None and process.stdout is not None
     threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
@@ -104,7 +106,7 @@ def _collect(process: subprocess.Popen[bytes], job: Mapping[str, Any], steps: Se
     except BrokenPipeError:
         pass  # it died at start: reported below with its stderr
     for number, step in enumerate(steps):
-        allowed = deadline_s(step, timeout_s) + (STARTUP_S if number == 0 else 0.0)
+        allowed = deadline_s(step, *limits) + (STARTUP_S if number == 0 else 0.0)
         try:
             line = lines.get(timeout=allowed)
         except queue.Empty:

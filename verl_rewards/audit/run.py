@@ -117,7 +117,7 @@ def _plan(meta: RewardMeta, kind: str) -> _Plan:
             plan.probes.append((probe, plan.add(probe.name, example, probe.solution_str)))
     for number, example in enumerate(meta.adversarial, 1):
         probe = Probe(f"declared adversarial example {number}", example.solution_str, -1, "declared",
-                      "", example.expected + example.tolerance)
+                      "", example.expected)
         plan.probes.append((probe, plan.add(probe.name, example, example.solution_str)))
     if not meta.examples:
         plan.notes.append("no self-test examples: no attacks, no determinism runs")

@@ -1,0 +1,46 @@
+"""``verl-rewards audit``: the report, ``--json`` in the contract's shape, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from verl_rewards.cli.main import main
+
+
+def test_json_names_the_plugin_and_each_finding_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "gullible_judge", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"plugin", "passed", "findings"}
+    assert out["plugin"] == "gullible_judge" and out["passed"] is False
+    assert [set(f) for f in out["findings"]] == [{"check", "probe", "detail"}] * 2
+    assert {f["probe"] for f in out["findings"]} == {"an instruction to the judge inside the response",
+                                                    "a score line inside the response"}
+
+
+def test_a_passing_audit_says_what_it_tried_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "gsm8k"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "audit gsm8k (verl-rewards-math 0.1.0) as math (metadata)"
+    assert out[1].startswith("  hack:        ") and "probes from 3 example(s)" in out[1]
+    assert out[3].startswith("  latency:     p50 ") and "(timeout 10 s)" in out[3]
+    assert out[-1] == "passed: nothing found"
+
+
+def test_kind_overrides_the_metadata(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "gullible_judge", "--kind", "generic", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"plugin": "gullible_judge", "passed": True, "findings": []}
+
+
+def test_findings_are_listed_with_their_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "declared_attack"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == ["FOUND 1 problem(s):", "  - hack / declared adversarial example 1: "
+                        "'\\\\boxed{42.001}' scored 1 (at most 0 declared)"]
+
+
+@pytest.mark.parametrize("argv", [["audit"], ["audit", "gsm8k", "--kind", "maths"], ["audit", "no_such_plugin"]])
+def test_usage_errors_and_unknown_plugins_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err
