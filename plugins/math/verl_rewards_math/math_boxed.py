@@ -41,6 +41,11 @@ MAX_BOX_CHARS = 1000
         Example(solution_str="\\boxed{6}", ground_truth="5", expected=0.1, kwargs={"format_score": 0.1}),
         Example(solution_str="The answer is 5.", ground_truth="5", expected=0.0),
     ],
+    # For `verl-rewards audit`: a rounded answer is not an exact reference.
+    adversarial=[
+        Example(solution_str="\\boxed{3.14}", ground_truth="\\pi", expected=0.0),
+        Example(solution_str="\\boxed{1.732}", ground_truth="\\sqrt{3}", expected=0.0),
+    ],
 )
 def compute_score(
     data_source: str,
