@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +45,16 @@ def test_findings_are_listed_with_their_fix(capsys: pytest.CaptureFixture[str]) 
 def test_usage_errors_and_unknown_plugins_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert capsys.readouterr().err
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def test_the_audit_shown_in_writing_a_plugin_is_what_audit_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (DOCS / "writing-a-plugin.md").read_text()
+    block = text.split("$ verl-rewards audit gameable\n", 1)[1].split("\n$ echo $?", 1)[0].splitlines()
+    assert main(["audit", "gameable"]) == 1
+    printed = capsys.readouterr().out.splitlines()
+    timing = [i for i, line in enumerate(block) if line.startswith("  latency:")]
+    assert len(printed) == len(block) == 15 and timing == [3]
+    assert [line for i, line in enumerate(printed) if i != 3] == [line for i, line in enumerate(block) if i != 3]

@@ -51,7 +51,7 @@ def audit(spec: str, kind: str | None = None) -> AuditReport:
     seconds = [r.seconds for runs in main.runs.values() for r in runs[0] if r.status != "timeout"]
     return AuditReport(
         plugin=record.name, display_name=record.display_name, kind=chosen, kind_source=source,
-        findings=tuple(findings), probes_run=len(plan.probes) + len(plan.odd),
+        findings=tuple(findings), probes_run=len(plan.probes),
         examples_used=len(plan.targets), latency=summarize(seconds, timeout) if seconds else None,
         notes=tuple(plan.notes),
     )
