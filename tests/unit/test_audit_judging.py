@@ -106,10 +106,13 @@ def test_the_decorator_declares_a_kind_and_adversarial_examples_and_refuses_an_u
 
 
 def test_attacks_are_built_from_right_answers_first_then_partly_right_ones() -> None:
-    examples = [Example("a", "", 0.5), Example("b", "", 0.0), Example("c", "", 1.0), Example("d", "", 1.0),
-                Example("e", "", 0.1)]
+    examples = [Example("a", "1", 0.5), Example("b", "2", 0.0), Example("c", "3", 1.0), Example("d", "4", 1.0),
+                Example("e", "5", 0.1)]
     assert targets(examples) == [2, 3, 0]
     assert targets([]) == []
+    same_tests = [Example("a", "t1", 1.0), Example("b", "t1", 0.5), Example("c", "t1", 0.5, kwargs={"k": 1}),
+                  Example("d", "t2", 0.5)]
+    assert targets(same_tests) == [0, 2, 3]  # one per reference and kwargs
 
 
 def test_the_json_form_is_the_contracts_shape() -> None:

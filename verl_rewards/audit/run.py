@@ -69,14 +69,19 @@ def choose_kind(kind: str | None, meta: RewardMeta) -> tuple[Kind, str]:
 
 
 def targets(examples: Sequence[Example]) -> list[int]:
-    """The self-test examples to attack (at most ``MAX_TARGETS``): those expecting the top
-    score (right answers) first, then others that earn something (partly right)."""
+    """The self-test examples to attack (at most ``MAX_TARGETS``, one per reference and
+    kwargs): those expecting the top score (right answers) first, then others that earn
+    something (partly right)."""
     if not examples:
         return []
     top, bottom = max(e.expected for e in examples), min(e.expected for e in examples)
     best = [i for i, e in enumerate(examples) if e.expected == top]
     partial = [i for i, e in enumerate(examples) if bottom < e.expected < top]
-    return [*best, *partial][:MAX_TARGETS]
+    chosen: dict[str, int] = {}
+    for index in [*best, *partial]:  # one per reference and kwargs: the attacks are built from them
+        example = examples[index]
+        chosen.setdefault(repr((example.ground_truth, sorted(example.kwargs.items()))), index)
+    return list(chosen.values())[:MAX_TARGETS]
 
 
 @dataclass
