@@ -111,7 +111,7 @@ def test_attacks_are_built_from_right_answers_first_then_partly_right_ones() -> 
     assert targets(examples) == [2, 3, 0]
     assert targets([]) == []
     same_tests = [Example("a", "t1", 1.0), Example("b", "t1", 0.5), Example("c", "t1", 0.5, kwargs={"k": 1}),
-                  Example("d", "t2", 0.5)]
+                  Example("d", "t2", 0.5), Example("e", "t3", 0.0)]
     assert targets(same_tests) == [0, 2, 3]  # one per reference and kwargs
 
 
