@@ -48,7 +48,7 @@ def audit(spec: str, kind: str | None = None) -> AuditReport:
         fresh = later.result()
     findings = [*_hack(plan, main), *_determinism(plan, main, fresh), *_latency(plan, main, timeout)]
     findings += _failures(plan, [*main.failures, *fresh.failures])
-    seconds = [r.seconds for runs in main.runs.values() for r in runs[0] if r.status != "timeout"]
+    seconds = [r.seconds for runs in main.runs.values() for r in runs[0]]
     return AuditReport(
         plugin=record.name, display_name=record.display_name, kind=chosen, kind_source=source,
         findings=tuple(findings), probes_run=len(plan.probes),
