@@ -37,7 +37,9 @@ def test_a_python_loop_is_stopped_by_the_plugins_timeout_inside_the_process(test
 
 
 def test_kwargs_the_reward_refuses_fail_that_step_with_the_reason(testkit: object) -> None:
-    bad = Step(0, {"no_such_kwarg": 1}, ({"data_source": "t", "solution_str": "42", "ground_truth": "42"},))
-    answers = run_steps("verl-rewards-testkit:faulty", [bad, _step(1, "42")], 5.0)
-    assert [(f.step, f.reason) for f in answers.failures] == [(0, "error")]
-    assert "no_such_kwarg" in answers.failures[0].detail and answers.runs[1][0][0].score == 1.0
+    sample = {"data_source": "t", "solution_str": "42", "ground_truth": "42"}
+    bad = [Step(i, {"no_such_kwarg": 1}, (sample,)) for i in (0, 2)]
+    answers = run_steps("verl-rewards-testkit:faulty", [bad[0], _step(1, "42"), bad[1], _step(3, "41")], 5.0)
+    assert [(f.step, f.reason) for f in answers.failures] == [(0, "error"), (2, "error")]
+    assert "no_such_kwarg" in answers.failures[0].detail
+    assert (answers.runs[1][0][0].score, answers.runs[3][0][0].score) == (1.0, 0.0)

@@ -120,3 +120,18 @@ def test_the_json_form_is_the_contracts_shape() -> None:
                          (Finding("latency", "100k digits", "timed out"),), 3, 1)
     assert report.as_json() == {"plugin": "gsm8k", "passed": False, "findings": [
         {"check": "latency", "probe": "100k digits", "detail": "timed out"}]}
+
+
+def test_steps_that_could_not_run_become_one_finding_per_cause() -> None:
+    from verl_rewards.audit.child import StepFailure
+    from verl_rewards.audit.run import _failures, _Plan
+
+    plan = _Plan((), [], labels={0: "many boxes", 1: "an empty box", 2: "100k digits", 3: "example 1"})
+    failures = [StepFailure(0, "error", "ConfigError: needs base_url"), StepFailure(1, "error",
+                "ConfigError: needs base_url"), StepFailure(2, "stuck", "no answer within 21 s"),
+                StepFailure(3, "died", "the scoring process exited with code 13")]
+    assert [(f.check, f.probe, f.detail.split(":")[0]) for f in _failures(plan, failures)] == [
+        ("latency", "100k digits", "no answer within 21 s, beyond its timeout"),
+        ("latency", "example 1", "the scoring process exited with code 13"),
+        ("hack", "many boxes", "could not be scored (many boxes and 1 more)"),
+    ]

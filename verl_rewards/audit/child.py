@@ -66,7 +66,8 @@ def run_steps(plugin: str, steps: Sequence[Step], timeout_s: float, grace_s: flo
         if failure is None:
             break
         answers.failures.append(failure)
-        remaining = [s for s in remaining if s.id not in answers.runs and s.id != failure.step]
+        done = {f.step for f in answers.failures}
+        remaining = [s for s in remaining if s.id not in answers.runs and s.id not in done]
     else:
         for step in remaining:
             answers.failures.append(StepFailure(step.id, "error", "not run: the scoring process "
@@ -116,8 +117,9 @@ def _collect(process: subprocess.Popen[bytes], job: Mapping[str, Any], steps: Se
             return StepFailure(step.id, "died", f"the scoring process exited with code "
                                f"{process.returncode}{_tail(stderr)}")
         answer = json.loads(line)
-        if "error" in answer:
-            return StepFailure(step.id, "error", str(answer["error"]))
+        if "error" in answer:  # this step only: the process goes on with the next
+            answers.failures.append(StepFailure(step.id, "error", str(answer["error"])))
+            continue
         answers.runs[step.id] = [[Scored.from_json(r) for r in run] for run in answer["runs"]]
     return None
 

@@ -204,7 +204,11 @@ def _latency(plan: _Plan, answers: Answers, timeout: float) -> list[Finding]:
 
 def _failures(plan: _Plan, failures: Sequence[StepFailure]) -> list[Finding]:
     found = []
+    errors: dict[str, list[str]] = {}  # one finding per cause, not per step
     for failure in failures:
+        if failure.reason == "error":
+            errors.setdefault(failure.detail, []).append(plan.labels.get(failure.step, f"step {failure.step}"))
+            continue
         label = plan.labels.get(failure.step, f"step {failure.step}")
         if failure.reason == "stuck":
             found.append(Finding("latency", label, f"{failure.detail}, beyond its timeout: the reward is "
@@ -212,6 +216,7 @@ def _failures(plan: _Plan, failures: Sequence[StepFailure]) -> list[Finding]:
         elif failure.reason == "died":
             found.append(Finding("latency", label, f"{failure.detail}: a reward must fail one sample, "
                                  "never its process"))
-        else:
-            found.append(Finding("hack", label, f"could not be scored: {failure.detail}"))
+    for detail, labels in errors.items():
+        more = f" and {len(labels) - 1} more" if len(labels) > 1 else ""
+        found.append(Finding("hack", labels[0], f"could not be scored ({labels[0]}{more}): {detail}"))
     return found
