@@ -44,6 +44,13 @@ def test_math_probes_put_the_reference_among_wrong_answers_and_the_empty_ones_bo
     assert all(p.fix for p in probes.values())
 
 
+def test_an_exact_fraction_is_attacked_with_its_rounding_and_a_terminating_one_is_not() -> None:
+    probes = {p.name: p for p in attacks_math.probes(0, Example("\\boxed{\\frac{1}{3}}", "\\frac{1}{3}", 1.0))}
+    assert probes["the exact reference rounded to 2 places"].solution_str == "\\boxed{0.33}"
+    names = {p.name for p in attacks_math.probes(0, Example("\\boxed{0.25}", "0.25", 1.0))}
+    assert "the exact reference rounded to 2 places" not in names
+
+
 def test_no_unicode_minus_probe_for_a_negative_reference_which_it_would_answer_rightly() -> None:
     names = {p.name for p in attacks_math.probes(0, Example("\\boxed{-3}", "-3", 1.0))}
     assert "unicode minus (U+2212) before the reference" not in names

@@ -24,6 +24,8 @@ FIX_ANY = ("score only the one final answer the response commits to (its last bo
            "line), never the reference found anywhere in the text")
 FIX_JOIN = "a response listing several answers commits to none: score it as wrong"
 FIX_EMPTY = "an empty or missing answer must score as no answer"
+FIX_ROUNDED = ("a rounded answer is not an exact reference: allow only the precision the reference "
+               "itself states")
 FIX_UNICODE = ("read numbers with their signs and digits as written (U+2212 is a minus, "
                "non-ASCII digits are digits): never drop characters you do not recognise")
 
@@ -92,6 +94,9 @@ def probes(index: int, example: Example) -> list[Probe]:
         Probe("the prompt echoed", _echo(example, g, w), index, "none", FIX_ANY),
         Probe("a 1 MB response of candidates", _spray(g, w, fill(w[3])), index, "wrong", FIX_ANY),
     ]
+    rounded = _rounded(_value(g))
+    if rounded is not None:
+        out.append(Probe("the exact reference rounded to 2 places", fill(rounded), index, "wrong", FIX_ROUNDED))
     if _value(g) is not None:
         if not g.startswith("-") and _value(g) != 0:
             out.append(Probe("unicode minus (U+2212) before the reference", fill("\u2212" + g), index,
@@ -135,6 +140,14 @@ def _value(answer: str) -> Fraction | None:
     if frac:
         return Fraction(int(frac[1]), int(frac[2]))
     return Fraction(text) if _NUMBER.match(text) else None
+
+
+def _rounded(value: Fraction | None) -> str | None:
+    """``value`` to 2 decimal places when that is not exact (1/3 -> 0.33), else None."""
+    if value is None:
+        return None
+    text = f"{float(value):.2f}"
+    return None if Fraction(text) == value else text
 
 
 def _format(value: Fraction) -> str:
