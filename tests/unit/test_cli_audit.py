@@ -58,3 +58,9 @@ def test_the_audit_shown_in_writing_a_plugin_is_what_audit_prints(capsys: pytest
     timing = [i for i, line in enumerate(block) if line.startswith("  latency:")]
     assert len(printed) == len(block) == 15 and timing == [3]
     assert [line for i, line in enumerate(printed) if i != 3] == [line for i, line in enumerate(block) if i != 3]
+
+
+def test_a_plugin_that_does_not_import_exits_1_naming_it(broken_dist: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "broken"]) == 1
+    err = capsys.readouterr().err
+    assert "broken (broken-rewards 0.2)" in err and "numpyy_not_installed" in err
