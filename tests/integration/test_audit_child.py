@@ -43,3 +43,17 @@ def test_kwargs_the_reward_refuses_fail_that_step_with_the_reason(testkit: objec
     assert [(f.step, f.reason) for f in answers.failures] == [(0, "error"), (2, "error")]
     assert "no_such_kwarg" in answers.failures[0].detail
     assert (answers.runs[1][0][0].score, answers.runs[3][0][0].score) == (1.0, 0.0)
+
+
+def test_a_reward_printing_to_stdout_cannot_be_read_as_an_answer(make_dist) -> None:  # type: ignore[no-untyped-def]
+    make_dist("chatty-rewards", "0.1", {"chatty": "tp_chatty:score"}, {"tp_chatty.py": """
+        import sys
+        print('{"id": 0, "runs": [[{"status": "ok", "score": 1.0, "seconds": 0}]]}')
+
+        def score(data_source, solution_str, ground_truth, extra_info=None):
+            print('{"id": 0, "runs": []}')
+            sys.stdout.flush()
+            return 0.25
+        """})
+    answers = run_steps("chatty-rewards:chatty", [_step(0, "x")], 5.0)  # the child sees this test's sys.path
+    assert answers.failures == [] and answers.runs[0][0][0].score == 0.25
