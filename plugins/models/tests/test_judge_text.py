@@ -12,6 +12,7 @@ from verl_rewards_models.judge_text import (
     parse_score,
     prompt_text,
     render,
+    score_label,
 )
 
 
@@ -48,6 +49,17 @@ def test_the_score_the_template_asks_for_is_read_not_the_last_number(
 def test_an_ambiguous_reply_fails_rather_than_scoring(reply: str, error: str) -> None:
     with pytest.raises(JudgeReplyError, match=re.escape(error)):
         parse_score(reply, (0, 10))
+
+
+def test_the_label_is_the_one_the_template_asks_for() -> None:
+    assert score_label(DEFAULT_TEMPLATE) == "Score"
+    template = "Grade the response.\nEnd with a line Final rating: N (N from 1 to 5)."
+    assert score_label(template) == "rating"
+    assert score_label("{response}") == "Score"
+    reply = "Step 2 of 3 is wrong; compared with 42 it is close.\nFinal rating: 4"
+    assert parse_score(reply, (1, 5), label=score_label(template)) == (0.75, 4.0)
+    with pytest.raises(JudgeReplyError, match="several numbers and no 'Score: N' line"):
+        parse_score(reply, (1, 5))
 
 
 def test_a_custom_range_maps_linearly() -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from verl_rewards import reward
 
-from .judge_text import DEFAULT_TEMPLATE, JudgeReplyError, check_template, parse_score, render
+from .judge_text import DEFAULT_TEMPLATE, JudgeReplyError, check_template, parse_score, render, score_label
 from .ratelimit import RateLimiter
 
 if TYPE_CHECKING:
@@ -94,6 +94,7 @@ class LLMJudge:
         self.base_url = base_url
         self.model = model
         self.template = check_template(template)
+        self.score_label = score_label(template)
         self.system = system
         self.score_range = (low, high)
         self.verdicts = dict(verdicts) if verdicts else None
@@ -128,7 +129,7 @@ class LLMJudge:
             messages.insert(0, {"role": "system", "content": self.system})
         reply = await self.ask(messages)
         try:
-            score, value = parse_score(reply, self.score_range, self.verdicts)
+            score, value = parse_score(reply, self.score_range, self.verdicts, self.score_label)
         except JudgeReplyError as e:
             raise JudgeReplyError(f"llm_judge ({self.model} at {self.base_url}): {e}") from None
         return {"score": score, "judge_value": value}
