@@ -9,7 +9,7 @@ from verl_rewards.audit.determinism import determinism_findings
 from verl_rewards.audit.hack import Controls, bound, control_findings, probe_findings
 from verl_rewards.audit.latency import latency_findings, summarize
 from verl_rewards.audit.records import AuditReport, Finding, Latency, Probe, Scored
-from verl_rewards.audit.run import choose_kind, targets
+from verl_rewards.audit.run import choose_kind, determinism_examples, targets
 from verl_rewards.errors import ConfigError
 from verl_rewards.metadata import Example, RewardMeta, reward
 
@@ -135,3 +135,11 @@ def test_steps_that_could_not_run_become_one_finding_per_cause() -> None:
         ("latency", "example 1", "the scoring process exited with code 13"),
         ("hack", "many boxes", "could not be scored (many boxes and 1 more)"),
     ]
+
+
+def test_determinism_also_runs_an_example_on_another_code_path() -> None:
+    examples = [Example("a", "1", 1.0), Example("b", "2", 1.0), Example("c", "3", 1.0, kwargs={"timeout_s": 10}),
+                Example("d", "4", 0.1, kwargs={"format_score": 0.1})]
+    assert determinism_examples(examples, [0, 1]) == [0, 1, 2]
+    assert determinism_examples(examples, [0, 2]) == [0, 2, 3]
+    assert determinism_examples(examples[:2], [0, 1]) == [0, 1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from .. import discovery
 from ..checking import load_for_inspection
@@ -42,13 +42,14 @@ def audit(spec: str, kind: str | None = None) -> AuditReport:
     chosen, source = choose_kind(kind, meta)
     timeout = meta.timeout_s or DEFAULT_TIMEOUT_S
     plan = _plan(meta, chosen)
-    with ThreadPoolExecutor(1) as pool:  # the fresh process runs beside the main one
-        later = pool.submit(run_steps, record.qualified_name, plan.fresh_steps, timeout)
+    with ThreadPoolExecutor(2) as pool:  # the fresh and the timing processes run beside the main one
+        later = [pool.submit(run_steps, record.qualified_name, steps, timeout)
+                 for steps in (plan.fresh_steps, plan.timing_steps)]
         main = run_steps(record.qualified_name, plan.steps, timeout)
-        fresh = later.result()
-    findings = [*_hack(plan, main), *_determinism(plan, main, fresh), *_latency(plan, main, timeout)]
-    findings += _failures(plan, [*main.failures, *fresh.failures])
-    seconds = [r.seconds for runs in main.runs.values() for r in runs[0]]
+        fresh, timing = (f.result() for f in later)
+    findings = [*_hack(plan, main), *_determinism(plan, main, fresh), *_latency(plan, main, timing, timeout)]
+    findings += _failures(plan, [*main.failures, *fresh.failures, *timing.failures])
+    seconds = [r.seconds for answers in (main, timing) for runs in answers.runs.values() for r in runs[0]]
     return AuditReport(
         plugin=record.name, display_name=record.display_name, kind=chosen, kind_source=source,
         findings=tuple(findings), probes_run=len(plan.probes),
@@ -91,20 +92,22 @@ class _Plan:
     examples: tuple[Example, ...]
     targets: list[int]
     steps: list[Step] = field(default_factory=list)
-    fresh_steps: list[Step] = field(default_factory=list)
+    fresh_steps: list[Step] = field(default_factory=list)  # the determinism check's fresh process
+    timing_steps: list[Step] = field(default_factory=list)  # long and odd inputs, in a process of their own
     controls: dict[int, tuple[int, int, int]] = field(default_factory=dict)  # example -> step ids
     wrong_text: dict[int, str] = field(default_factory=dict)
     probes: list[tuple[Probe, int]] = field(default_factory=list)
     odd: list[tuple[str, int]] = field(default_factory=list)
     determinism: dict[str, list[int]] = field(default_factory=dict)  # mode -> step id per example
+    deterministic: list[int] = field(default_factory=list)  # the examples run three ways
     labels: dict[int, str] = field(default_factory=dict)  # step id -> what it scores
     notes: list[str] = field(default_factory=list)
 
     def add(self, label: str, example: Example, response: str, threads: int = 0,
-            fresh: bool = False) -> int:
-        step_id = len(self.steps) + len(self.fresh_steps)
+            process: Literal["main", "fresh", "timing"] = "main") -> int:
+        step_id = len(self.steps) + len(self.fresh_steps) + len(self.timing_steps)
         step = Step(step_id, dict(example.kwargs), (_sample(example, response),), threads)
-        (self.fresh_steps if fresh else self.steps).append(step)
+        {"main": self.steps, "fresh": self.fresh_steps, "timing": self.timing_steps}[process].append(step)
         self.labels[step_id] = label
         return step_id
 
@@ -129,20 +132,32 @@ def _plan(meta: RewardMeta, kind: str) -> _Plan:
     _plan_determinism(plan)
     base = meta.examples[plan.targets[0]] if plan.targets else Example("", "", 0.0)
     for name, text in odd_inputs():
-        plan.odd.append((name, plan.add(name, base, text)))
+        plan.odd.append((name, plan.add(name, base, text, process="timing")))
     return plan
 
 
+def determinism_examples(examples: Sequence[Example], attacked: Sequence[int]) -> list[int]:
+    """The attacked examples, plus the first one run with kwargs none of them uses (another
+    code path: a symbolic check, a stricter mode), for the determinism runs."""
+    seen = {repr(sorted(examples[i].kwargs.items())) for i in attacked}
+    other = [i for i, e in enumerate(examples)
+             if i not in attacked and repr(sorted(e.kwargs.items())) not in seen]
+    return [*attacked, *other[:1]]
+
+
 def _plan_determinism(plan: _Plan) -> None:
-    """The attacked examples (their first run is the hack stage's) again, in threads, fresh."""
+    """Those examples again, in threads, in a fresh process (an attacked one's first run is
+    the hack stage's)."""
     plan.determinism = {"first": [], AGAIN: [], THREADED: [], FRESH: []}
-    for index in plan.targets:
+    plan.deterministic = determinism_examples(plan.examples, plan.targets)
+    for index in plan.deterministic:
         example = plan.examples[index]
         label = f"example {index + 1}"
-        plan.determinism["first"].append(plan.controls[index][0])
+        first = plan.controls[index][0] if index in plan.controls else plan.add(label, example, example.solution_str)
+        plan.determinism["first"].append(first)
         plan.determinism[AGAIN].append(plan.add(label, example, example.solution_str))
         plan.determinism[THREADED].append(plan.add(label, example, example.solution_str, THREADS))
-        plan.determinism[FRESH].append(plan.add(label, example, example.solution_str, fresh=True))
+        plan.determinism[FRESH].append(plan.add(label, example, example.solution_str, process="fresh"))
 
 
 def _sample(example: Example, response: str) -> dict[str, Any]:
@@ -175,7 +190,7 @@ def _hack(plan: _Plan, answers: Answers) -> list[Finding]:
 
 
 def _determinism(plan: _Plan, main: Answers, fresh: Answers) -> list[Finding]:
-    labels = [f"example {i + 1}" for i in plan.targets]
+    labels = [f"example {i + 1}" for i in plan.deterministic]
     first = [_first(main, i) for i in plan.determinism["first"]]
     runs: list[tuple[str, list[Scored | None]]] = []
     for mode, ids in plan.determinism.items():
@@ -196,9 +211,9 @@ def _thread(answers: Answers, step_id: int, thread: int) -> Scored | None:
     return runs[thread][0] if runs and len(runs) > thread and runs[thread] else None
 
 
-def _latency(plan: _Plan, answers: Answers, timeout: float) -> list[Finding]:
-    timed = [(name, s) for name, i in plan.odd if (s := _first(answers, i)) is not None]
-    timed += [(probe.name, s) for probe, i in plan.probes if (s := _first(answers, i)) is not None]
+def _latency(plan: _Plan, main: Answers, timing: Answers, timeout: float) -> list[Finding]:
+    timed = [(name, s) for name, i in plan.odd if (s := _first(timing, i)) is not None]
+    timed += [(probe.name, s) for probe, i in plan.probes if (s := _first(main, i)) is not None]
     return latency_findings(timed, timeout)
 
 
