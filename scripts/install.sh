@@ -44,7 +44,8 @@ extras="trainer,dev"
 dirs=(plugins/*/ examples/toy_plugin/)
 if [ "$TEST" = 1 ]; then
     extras="trainer,dev,test,peers"
-    dirs+=(tests/fixtures/testkit/)  # plugins with every shape and fault, for the tests only
+    # flawed rewards that `verl-rewards audit` must catch; plugins with every shape and fault
+    dirs+=(tests/fixtures/audit_targets/ tests/fixtures/testkit/)  # for the tests only
 fi
 editable=(-e ".[$extras]")
 for dir in "${dirs[@]}"; do

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 Shape = Literal["sample", "batch"]
+# What a reward judges; ``verl-rewards audit`` picks its attacks by it.
+Kind = Literal["math", "code", "format", "judge", "generic"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
 
 ATTRIBUTE = "__verl_reward__"
 
@@ -44,6 +47,9 @@ class RewardMeta:
     tags: tuple[str, ...] = ()
     num_gpus: float | None = None  # default for reward.worker_num_gpus
     max_batch_size: int | None = None  # default for reward.max_batch_size (batch rewards)
+    kind: Kind | None = None
+    # Attacks of the plugin's own for `verl-rewards audit`: each must score at most `expected`.
+    adversarial: tuple[Example, ...] = ()
 
 
 def reward(
@@ -56,6 +62,8 @@ def reward(
     tags: Sequence[str] = (),
     num_gpus: float | None = None,
     max_batch_size: int | None = None,
+    kind: Kind | None = None,
+    adversarial: Sequence[Example | Mapping[str, Any]] = (),
 ) -> Callable[[_T], _T]:
     """Attach metadata to a reward function or class, returning it unchanged.
 
@@ -63,7 +71,9 @@ def reward(
     signature is ambiguous; ``examples`` are run by ``verl-rewards check``.
     ``num_gpus`` (fractional allowed) and ``max_batch_size`` (the most samples
     one batch call receives) are defaults that ``reward.worker_num_gpus`` and
-    ``reward.max_batch_size`` override.
+    ``reward.max_batch_size`` override. ``kind`` (math, code, format, judge,
+    generic) chooses the attacks ``verl-rewards audit`` tries; ``adversarial``
+    adds the plugin's own: examples whose ``expected`` is the most they may score.
 
     >>> @reward(description="1 if exact match", examples=[
     ...     {"solution_str": "42", "ground_truth": "42", "expected": 1.0}])
@@ -76,6 +86,8 @@ def reward(
         raise ValueError(f"num_gpus must be >= 0, not {num_gpus!r}")
     if max_batch_size is not None and (not isinstance(max_batch_size, int) or max_batch_size < 1):
         raise ValueError(f"max_batch_size must be a positive integer, not {max_batch_size!r}")
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)} or None, not {kind!r}")
     meta = RewardMeta(
         description=description,
         data_sources=tuple(data_sources),
@@ -85,6 +97,8 @@ def reward(
         tags=tuple(tags),
         num_gpus=num_gpus,
         max_batch_size=max_batch_size,
+        kind=kind,
+        adversarial=tuple(_as_example(e) for e in adversarial),
     )
 
     def attach(target: _T) -> _T:

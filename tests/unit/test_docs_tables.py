@@ -144,7 +144,7 @@ def test_cli_synopsis_lists_every_global_option():
 
 
 @pytest.mark.parametrize("command", [
-    "list", "show", "check", "new", "score",
+    "list", "show", "check", "new", "score", "audit",
 ])
 def test_cli_synopsis_lists_every_option_of_the_command(command):
     line = _synopsis()[command]

@@ -27,6 +27,7 @@ _TWO_TESTS = json.dumps({"inputs": ["1 2\n", "3 0\n"], "outputs": ["3\n", "3\n"]
     data_sources=("codecontests", "apps", "codeforces", "taco"),
     timeout_s=60.0,
     tags=("code", "sandbox"),
+    kind="code",
     examples=[
         Example(solution_str=_ADD, ground_truth=_TWO_TESTS, expected=1.0),
         Example(solution_str=_SUB, ground_truth=_TWO_TESTS, expected=0.5),

@@ -71,3 +71,9 @@ def test_extra_info_says_which_blocks_were_found() -> None:
         "has_answer": False,
     }
     assert check_tags("<answer>4</answer>") == TagCheck(has_think=False, has_answer=True, well_formed=False)
+
+
+@pytest.mark.parametrize("blank", ["\u200b", "\u2060\ufeff", " \u200c\u200d ", "\u00ad"])
+def test_an_answer_of_only_invisible_characters_is_blank(blank: str) -> None:
+    assert score(f"<think>hm</think><answer>{blank}</answer>") == 0.0
+    assert score(f"<think>hm</think><answer>{blank}4{blank}</answer>") == 1.0

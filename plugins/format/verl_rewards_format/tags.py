@@ -7,6 +7,10 @@ from typing import Any, NamedTuple
 
 from verl_rewards.metadata import Example, reward
 
+# Characters that show nothing but survive str.strip(): zero-width space, non-joiner and
+# joiner, word joiner, BOM, soft hyphen. A tag holding only these is empty.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+
 
 class TagCheck(NamedTuple):
     """What the response holds: one well-formed think block, one non-empty answer block."""
@@ -31,12 +35,17 @@ def check_tags(
     ends = [start + len(tag) for start, tag in zip(starts, tags)]
     t_open, t_close, a_open, a_close = starts
     has_think = -1 < t_open < t_close
-    has_answer = -1 < a_open < a_close and text[ends[2] : a_close].strip() != ""
+    has_answer = -1 < a_open < a_close and not is_blank(text[ends[2] : a_close])
     if not (has_think and has_answer):
         return TagCheck(has_think, has_answer, False)
     in_order = ends[0] <= t_close and ends[1] <= a_open and ends[2] <= a_close
     gaps = (text[:t_open], text[ends[1] : a_open], text[ends[3] :])
     return TagCheck(True, True, in_order and (not strict or all(not gap.strip() for gap in gaps)))
+
+
+def is_blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: only whitespace and invisible characters."""
+    return not text.translate(_INVISIBLE).strip()
 
 
 @reward(
@@ -46,6 +55,7 @@ def check_tags(
     ),
     timeout_s=5.0,
     tags=("format",),
+    kind="format",
     examples=[
         Example(solution_str="<think>2+2 is 4</think>\n<answer>4</answer>", ground_truth="", expected=1.0),
         Example(solution_str="<answer>4</answer><think>late</think>", ground_truth="", expected=0.0),

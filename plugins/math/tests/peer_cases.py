@@ -10,6 +10,7 @@ is the response; one without a box is boxed whole (``\\boxed{pred}``), since
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -27,6 +28,13 @@ def load_cases() -> list[dict[str, Any]]:
 def as_response(pred: str) -> str:
     """The prediction as a response ``math_boxed`` reads: boxed whole when it has no box."""
     return pred if ("\\boxed" in pred or "\\fbox" in pred) else f"\\boxed{{{pred}}}"
+
+
+def held_out(case: dict[str, Any]) -> bool:
+    """Whether ``case`` is in the held-out fifth (a fixed hash of its source and answers):
+    measured, never tuned on."""
+    key = json.dumps([case["source"], case["gold"], case["pred"]])
+    return int(hashlib.sha256(key.encode()).hexdigest(), 16) % 5 == 0
 
 
 def source_repo(case: dict[str, Any]) -> str:

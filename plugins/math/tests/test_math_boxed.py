@@ -109,13 +109,22 @@ EQUAL = [
     # text and fractions spelled otherwise
     ("\\boxed{\\textnormal{Even}}", "\\text{Even}"),
     ("\\boxed{\\cfrac{1}{3}}", "1/3"),
-    # rounded decimals against exact values
-    ("\\boxed{1.732}", "\\sqrt{3}"),
+    # an exact answer against a reference rounded (or truncated) to its last place
+    ("\\boxed{\\sqrt{3}}", "1.732"),
+    ("\\boxed{\\pi}", "3.14"),
+    ("\\boxed{e}", "2.71"),
     ("\\boxed{2^6 3^5 5^4}", "2^6 \\cdot 3^5 \\cdot 5^4"),
 ]
 
 NOT_EQUAL = [
     ("\\boxed{6}", "5"),
+    # a rounded answer against an exact reference: the reference states every digit
+    ("\\boxed{3.14}", "\\pi"),
+    ("\\boxed{1.732}", "\\sqrt{3}"),
+    ("\\boxed{3.1416}", "\\pi"),
+    # an exact answer more than one unit of the reference's last place away
+    ("\\boxed{\\pi}", "3.12"),
+    ("\\boxed{\\sqrt{2}}", "1.40"),
     ("\\boxed{-5}", "5"),
     ("\\boxed{0.5}", "5"),
     ("\\boxed{\\frac{1}{3}}", "0.33"),

@@ -81,6 +81,15 @@ def test_math_boxed_agrees_with_every_case_but_the_known_disagreements(
     assert sum(v == c["expected"] for c, v in zip(CASES, verdicts)) / len(CASES) >= 0.95
 
 
+def test_agreement_on_the_held_out_fifth_and_on_the_rest_as_the_readme_reports(
+    peer: ModuleType, cases: list[dict[str, Any]], verdicts: list[bool]
+) -> None:
+    held = [v == c["expected"] for c, v in zip(cases, verdicts) if peer.held_out(c)]
+    rest = [v == c["expected"] for c, v in zip(cases, verdicts) if not peer.held_out(c)]
+    assert (len(held), len(rest)) == (65, 305)
+    assert (sum(held), sum(rest)) == (60, 292)  # 92.3% and 95.7%: README.md
+
+
 def test_conventions_that_peers_disagree_on_are_kwargs(peer: ModuleType, cases: list[dict[str, Any]]) -> None:
     hendrycks = [c for c in cases if c.get("kwargs")]
     assert hendrycks and all(c["kwargs"] == {"ordered_lists": True} for c in hendrycks)

@@ -28,7 +28,9 @@ from typing import Any, TextIO
 
 MEMORY_BYTES = 2 * 1024**3
 TOLERANCE = 1e-9
-# A decimal written with k places stands for any value it rounds or truncates to.
+# A reference written as a decimal with k places stands for any value it rounds or
+# truncates to: within one unit of its last place, never looser. A predicted decimal
+# states no such thing (3.14 is not pi: the reference pi is exact).
 _DECIMAL = re.compile(r"^\(*-?\d+\.(\d+)\)*$")
 
 
@@ -100,17 +102,14 @@ def _same(ctx: dict[str, Any], a: Any, b: Any, places: int | None = None) -> boo
     return bool(a.equals(b))
 
 
-def _places(a: str, b: str) -> int | None:
-    """The decimal places of whichever side is a bare decimal (``1.732`` against ``\\sqrt{3}``)."""
-    for text in (a, b):
-        match = _DECIMAL.match(text.strip())
-        if match:
-            return len(match.group(1))
-    return None
+def _places(reference: str) -> int | None:
+    """The decimal places of a reference that is a bare decimal (``1.732`` for ``\\sqrt{3}``)."""
+    match = _DECIMAL.match(reference.strip())
+    return len(match.group(1)) if match else None
 
 
 def sympy_equal(ctx: dict[str, Any], a: str, b: str) -> bool:
-    """Whether two expressions (or two equations ``l = r``) are equal."""
+    """Whether the prediction ``a`` equals the reference ``b`` (expressions, or equations ``l = r``)."""
     if a.count("=") != b.count("=") or a.count("=") > 1:
         return False
     if "=" in a:
@@ -122,7 +121,7 @@ def sympy_equal(ctx: dict[str, Any], a: str, b: str) -> bool:
         # The same equation scaled: 2x + 4y = 6 and x + 2y = 3.
         ratio = ctx["sympy"].simplify(left / right) if right != 0 else None
         return ratio is not None and ratio.is_number and ratio != 0
-    return _same(ctx, _parse(ctx, a), _parse(ctx, b), _places(a, b))
+    return _same(ctx, _parse(ctx, a), _parse(ctx, b), _places(b))
 
 
 def math_verify_equal(pairs: list[list[str]]) -> bool:

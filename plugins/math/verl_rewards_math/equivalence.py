@@ -146,8 +146,9 @@ def _all_numbers(items: Items) -> bool:
 
 def _conventions_differ(p: str, g: str) -> bool:
     """Whether our SymPy check reads these answers differently from math-verify:
-    a decimal as any value it rounds to (``1.732`` for ``\\sqrt{3}``; math-verify
-    rounds both sides to 6 places) or ``i`` as the imaginary unit."""
+    a reference decimal as any value it rounds to (``1.732`` for ``\\sqrt{3}``), a
+    predicted one within a relative 1e-9 (math-verify rounds both sides to 6 places),
+    or ``i`` as the imaginary unit."""
     return any(_ROUNDED.search(s) or _IMAGINARY.search(s) for s in (p, g))
 
 

@@ -75,6 +75,7 @@ def strict_reference(ground_truth: str) -> str:
     data_sources=("openai/gsm8k", "gsm8k"),
     timeout_s=10.0,
     tags=("math",),
+    kind="math",
     examples=[
         Example(
             solution_str="She sells 16 - 3 - 4 = 9 eggs, 9 * 2 = 18.\n#### 18",

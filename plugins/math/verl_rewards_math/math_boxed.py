@@ -30,6 +30,7 @@ MAX_BOX_CHARS = 1000
     ),
     timeout_s=30.0,
     tags=("math",),
+    kind="math",
     examples=[
         Example(solution_str="So $x = \\boxed{\\frac{1}{2}}$.", ground_truth="0.5", expected=1.0),
         Example(solution_str="The answer is $\\boxed{\\dfrac34}$", ground_truth="\\frac{3}{4}", expected=1.0),
@@ -39,6 +40,11 @@ MAX_BOX_CHARS = 1000
                 kwargs={"timeout_s": 10.0}),
         Example(solution_str="\\boxed{6}", ground_truth="5", expected=0.1, kwargs={"format_score": 0.1}),
         Example(solution_str="The answer is 5.", ground_truth="5", expected=0.0),
+    ],
+    # For `verl-rewards audit`: a rounded answer is not an exact reference.
+    adversarial=[
+        Example(solution_str="\\boxed{3.14}", ground_truth="\\pi", expected=0.0),
+        Example(solution_str="\\boxed{1.732}", ground_truth="\\sqrt{3}", expected=0.0),
     ],
 )
 def compute_score(

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from typing import Any
 
+import psutil
 import pytest
 
 from verl_rewards import Scorer
@@ -103,7 +105,8 @@ def test_a_reply_slower_than_request_timeout_is_retried_then_failed(chat_server)
                     _rows("slow=1.5 score=1", "score=2"))
     assert time.monotonic() - started < 8
     assert result.scores[1] == pytest.approx(0.2)
-    assert "after 2 attempt(s): APITimeoutError" in result.errors[0]
+    assert "after 2 attempt(s): JudgeDeadlineError: no complete reply within request_timeout_s=0.3 s" \
+        in result.errors[0]
 
 
 def test_a_reply_slower_than_the_samples_timeout_is_a_timeout(chat_server) -> None:
@@ -134,3 +137,62 @@ def test_every_sample_of_a_mixed_batch_gets_exactly_one_result(chat_server) -> N
     assert len(result.scores) == len(result.errors) == len(rows) == 30
     ok = [e is None for e in result.errors]
     assert ok == [k in ("score=3", "fail=429x1 score=6", "slow=0.2 score=9") for _ in range(5) for k in kinds]
+
+
+def test_a_server_dripping_bytes_is_stopped_at_request_timeout_even_without_a_sample_timeout(chat_server) -> None:
+    config = {**_config(chat_server.base_url, request_timeout_s=1.0, max_retries=1), "timeout_s": None}
+    started = time.monotonic()
+    result = _score(config, _rows("drip=0.2 score=1", "score=6"))
+    assert time.monotonic() - started < 10  # two 1 s attempts; the drip would take ~60 s
+    assert result.scores[1] == pytest.approx(0.6)
+    assert "after 2 attempt(s): JudgeDeadlineError: no complete reply within request_timeout_s=1 s" \
+        in result.errors[0]
+
+
+def _connections_to(port: int) -> int:
+    """This process's TCP sockets to ``port``, in any state."""
+    return sum(1 for c in psutil.Process().net_connections(kind="tcp") if c.raddr and c.raddr.port == port)
+
+
+def test_cancelled_requests_release_their_sockets(chat_server) -> None:
+    port = int(chat_server.base_url.rsplit(":", 1)[1].split("/")[0])
+    config = {**_config(chat_server.base_url, request_timeout_s=30, max_retries=0),
+              "timeout_s": 0.5, "max_concurrency": 4}
+    peak, done = [0], threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], _connections_to(port))
+            time.sleep(0.01)
+
+    with Scorer.from_config(config) as scorer:
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            result = scorer.score(_rows(*(f"slow=3 score=1 #{i}" for i in range(16))))
+        finally:
+            done.set()
+            watcher.join()
+        assert result.statuses == ["timeout"] * 16
+        assert 1 <= peak[0] <= 4  # at most max_concurrency sockets, even as requests are cancelled
+        assert _connections_to(port) == 0
+        assert scorer.score(_rows("score=7")).scores == [pytest.approx(0.7)]  # the pool still works
+
+
+def test_a_redirect_to_another_origin_is_not_followed_and_nothing_reaches_it(chat_server) -> None:
+    from verl_rewards_models.testing import ChatServer
+
+    with ChatServer() as elsewhere:
+        target = f"{elsewhere.base_url}/chat/completions"
+        result = _score(_config(chat_server.base_url, max_retries=2), _rows(f"redirect={target} score=1"))
+        assert elsewhere.requests == []
+    assert result.errors[0].startswith(f"JudgeUnavailableError: llm_judge: {chat_server.base_url} redirected "
+                                       f"to http://{elsewhere.base_url.split('/')[2]}; not followed")
+    assert chat_server.count(f"redirect={target} score=1") == 1  # not retried
+
+
+def test_a_redirect_within_the_same_origin_is_followed(chat_server) -> None:
+    target = f"{chat_server.base_url}/chat/completions"
+    result = _score(_config(chat_server.base_url), _rows(f"redirect={target} score=4"))
+    assert result.errors == [None] and result.scores == [pytest.approx(0.4)]
+    assert chat_server.count(f"redirect={target} score=4") == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from verl_rewards_models.judge_text import (
     DEFAULT_TEMPLATE,
@@ -10,6 +12,7 @@ from verl_rewards_models.judge_text import (
     parse_score,
     prompt_text,
     render,
+    score_label,
 )
 
 
@@ -21,6 +24,42 @@ from verl_rewards_models.judge_text import (
 ])
 def test_the_last_number_in_range_is_mapped_onto_zero_one(reply: str, expected: tuple[float, float]) -> None:
     assert parse_score(reply, (0, 10)) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("reply", "expected"), [
+    ("Score: 2/10", (0.2, 2.0)),
+    ("3 (out of 10)", (0.3, 3.0)),
+    ("It is right but long: 7 out of 10.", (0.7, 7.0)),
+    ("Compared with the reference (42), fine.\n**Score**: 8", (0.8, 8.0)),
+    ("Score: 9. The reference 42 matches.", (0.9, 9.0)),
+    ("Score: 6\nTo repeat, Score: 6/10", (0.6, 6.0)),
+])
+def test_the_score_the_template_asks_for_is_read_not_the_last_number(
+        reply: str, expected: tuple[float, float]) -> None:
+    assert parse_score(reply, (0, 10)) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("reply", "error"), [
+    ("Score: 7 or 8", "ambiguous score line"),
+    ("Score: 3\nOn reflection, Score: 8", "ambiguous: score lines disagree (3, 8)"),
+    ("I'd give it a 3, maybe a 4.", "ambiguous: several numbers and no 'Score: N' line"),
+    ("2 out of 10, or 3 out of 10", "ambiguous: several numbers and no 'Score: N' line"),
+    ("Score: 4/5", "the judge scored out of 5, but score_range is [0, 10]"),
+])
+def test_an_ambiguous_reply_fails_rather_than_scoring(reply: str, error: str) -> None:
+    with pytest.raises(JudgeReplyError, match=re.escape(error)):
+        parse_score(reply, (0, 10))
+
+
+def test_the_label_is_the_one_the_template_asks_for() -> None:
+    assert score_label(DEFAULT_TEMPLATE) == "Score"
+    template = "Grade the response.\nEnd with a line Final rating: N (N from 1 to 5)."
+    assert score_label(template) == "rating"
+    assert score_label("{response}") == "Score"
+    reply = "Step 2 of 3 is wrong; compared with 42 it is close.\nFinal rating: 4"
+    assert parse_score(reply, (1, 5), label=score_label(template)) == (0.75, 4.0)
+    with pytest.raises(JudgeReplyError, match="several numbers and no 'Score: N' line"):
+        parse_score(reply, (1, 5))
 
 
 def test_a_custom_range_maps_linearly() -> None:

@@ -7,7 +7,8 @@ ground truth. Retries (429, 5xx, connection errors and timeouts, with
 exponential backoff honouring ``Retry-After``) are done here rather than by
 the client, so that every attempt passes the ``rpm``/``tpm`` limiter.
 Concurrency is bounded by ``reward.max_concurrency`` per worker, and every
-request by ``request_timeout_s``.
+request, whole, by ``request_timeout_s``; requests go only to ``base_url``'s
+origin (a redirect elsewhere is refused, not followed).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from verl_rewards import reward
 
-from .judge_text import DEFAULT_TEMPLATE, JudgeReplyError, check_template, parse_score, render
+from .judge_text import DEFAULT_TEMPLATE, JudgeReplyError, check_template, parse_score, render, score_label
 from .ratelimit import RateLimiter
 
 if TYPE_CHECKING:
@@ -35,10 +36,20 @@ class JudgeUnavailableError(RuntimeError):
     """The endpoint did not answer usefully within the allowed attempts."""
 
 
+class JudgeDeadlineError(TimeoutError):
+    """One request got no complete reply within ``request_timeout_s`` (retried like a timeout)."""
+
+
+class CrossOriginRedirectError(RuntimeError):
+    """The endpoint redirected to another origin; the request was not sent there."""
+
+
 @reward(
     description="An LLM judge behind an OpenAI-compatible chat completions endpoint "
-                "(vLLM, SGLang, a hosted API): the last number in its reply, mapped onto 0..1.",
+                "(vLLM, SGLang, a hosted API): the score its reply gives ('Score: N', 'N/10', "
+                "'N out of 10'), mapped onto 0..1; an ambiguous reply fails the sample.",
     tags=("model", "llm-judge", "async"),
+    kind="judge",
     examples=[
         {"solution_str": "42", "ground_truth": "42", "prompt": "What is 6 x 7?", "expected": 0.7,
          "kwargs": {"base_url": "http://judge.invalid/v1", "model": "self-test",
@@ -83,6 +94,7 @@ class LLMJudge:
         self.base_url = base_url
         self.model = model
         self.template = check_template(template)
+        self.score_label = score_label(template)
         self.system = system
         self.score_range = (low, high)
         self.verdicts = dict(verdicts) if verdicts else None
@@ -98,10 +110,12 @@ class LLMJudge:
         self._openai = openai
         # APITimeoutError is a connection error.
         self._retriable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
-        http_client = _offline_client(offline_reply, model) if offline_reply is not None else None
+        self.request_timeout_s = request_timeout_s
+        http_client = (_offline_client(offline_reply, model) if offline_reply is not None
+                       else _same_origin_client(openai, base_url, request_timeout_s))
         self._client = openai.AsyncOpenAI(
             base_url=base_url, api_key=os.environ.get(api_key_env) or _NO_KEY,
-            timeout=request_timeout_s, max_retries=0, http_client=http_client,
+            timeout=_client_timeout_s(request_timeout_s), max_retries=0, http_client=http_client,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -115,7 +129,7 @@ class LLMJudge:
             messages.insert(0, {"role": "system", "content": self.system})
         reply = await self.ask(messages)
         try:
-            score, value = parse_score(reply, self.score_range, self.verdicts)
+            score, value = parse_score(reply, self.score_range, self.verdicts, self.score_label)
         except JudgeReplyError as e:
             raise JudgeReplyError(f"llm_judge ({self.model} at {self.base_url}): {e}") from None
         return {"score": score, "judge_value": value}
@@ -129,13 +143,12 @@ class LLMJudge:
                 await asyncio.sleep(self._backoff_s(attempt, last))
             await self._limiter.acquire(estimate)
             try:
-                completion = await self._client.chat.completions.create(
-                    model=self.model, messages=messages,  # type: ignore[arg-type]
-                    max_tokens=self.max_tokens, temperature=self.temperature,
-                )
-            except self._retriable as e:
+                completion = await self._create(messages)
+            except (*self._retriable, JudgeDeadlineError) as e:
                 last = e
                 continue
+            except CrossOriginRedirectError as e:  # never retried: it would go the same way
+                raise JudgeUnavailableError(f"llm_judge: {e}") from None
             except ValueError as e:  # a body that is not JSON
                 raise JudgeReplyError(
                     f"llm_judge: {self.base_url} sent a malformed completion: {type(e).__name__}: {e}"
@@ -151,6 +164,19 @@ class LLMJudge:
             f"llm_judge: no answer from {self.base_url} after {self.max_retries + 1} attempt(s): "
             f"{type(last).__name__}: {last}"
         )
+
+    async def _create(self, messages: list[dict[str, str]]) -> Any:
+        """One chat completion, whole within ``request_timeout_s`` (the client's own
+        timeouts are per read: a server dripping bytes would never trip them)."""
+        request = self._client.chat.completions.create(
+            model=self.model, messages=messages,  # type: ignore[arg-type]
+            max_tokens=self.max_tokens, temperature=self.temperature,
+        )
+        try:
+            return await asyncio.wait_for(request, self.request_timeout_s)
+        except asyncio.TimeoutError:
+            raise JudgeDeadlineError(
+                f"no complete reply within request_timeout_s={self.request_timeout_s:g} s") from None
 
     def close(self) -> None:
         """Close the client's connections (called when the reward's pool stops)."""
@@ -185,6 +211,34 @@ def _retry_after_s(error: Any) -> float | None:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:  # an HTTP date: fall back to exponential backoff
         return None
+
+
+def _client_timeout_s(request_timeout_s: float) -> float:
+    """The HTTP client's per-read timeout: past the request's whole deadline, which ends it first."""
+    return request_timeout_s + 1.0
+
+
+def _same_origin_client(openai: Any, base_url: str, request_timeout_s: float) -> httpx2.AsyncClient:
+    """openai's default HTTP client, refusing to send a request (a redirect) to another origin:
+    the prompt, response and ground truth go to ``base_url``'s host or nowhere."""
+    import httpx2
+
+    origin = _origin(httpx2.URL(base_url))
+
+    async def same_origin(request: httpx2.Request) -> None:
+        if _origin(request.url) != origin:
+            raise CrossOriginRedirectError(
+                f"{base_url} redirected to {request.url.scheme}://{request.url.netloc.decode()}; "
+                f"not followed (a judge request goes only to base_url's origin): set base_url "
+                f"to the address that answers")
+
+    return openai.DefaultAsyncHttpxClient(timeout=_client_timeout_s(request_timeout_s),
+                                          event_hooks={"request": [same_origin]})
+
+
+def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
 
 
 def _offline_client(reply: str, model: str) -> httpx2.AsyncClient:

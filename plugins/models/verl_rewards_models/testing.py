@@ -5,7 +5,9 @@ of a batch can carry a different fault. Directives (space-separated):
 ``score=N`` reply "... Score: N"; ``say=TEXT`` reply TEXT (underscores are
 spaces); ``slow=S`` wait S seconds first; ``fail=CODExK`` answer HTTP CODE to
 the first K requests carrying this message; ``malformed`` send invalid JSON;
-``nochoices`` send a completion without choices. The server answers at most
+``nochoices`` send a completion without choices; ``drip=S`` send the reply
+one byte every S seconds; ``redirect=URL`` answer the first request carrying
+this message with a 307 to URL (the rest as usual). The server answers at most
 ``max_requests`` requests (then 503) and stops itself after ``lifetime_s``.
 
     with ChatServer(latency_s=0.05) as server:   # every reply takes 50 ms
@@ -87,6 +89,8 @@ class ChatServer:
             return 503, b'{"error": {"message": "test server request budget spent"}}', 0.0
         directives = dict(re.findall(r"(\w+)=(\S+)", text))
         delay = float(directives.get("slow", self.latency_s))
+        if "redirect" in directives and attempt == 1:
+            return 307, directives["redirect"].encode(), delay
         if "fail" in directives:
             code, times = directives["fail"].split("x")
             if attempt <= int(times):
@@ -126,14 +130,27 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 status, payload, delay = server.reply_for(body)
             if delay:
                 time.sleep(delay)
+            drip = re.search(r"drip=(\S+)", json.dumps(body.get("messages", [])))
             try:
                 self.send_response(status)
+                if status == 307:
+                    self.send_header("location", payload.decode())
+                    payload = b""
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
-                self.wfile.write(payload)
+                self._write(payload, float(drip[1].rstrip('"')) if drip else 0.0)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout)
                 pass
+
+        def _write(self, payload: bytes, every_s: float) -> None:
+            if not every_s:
+                self.wfile.write(payload)
+                return
+            for i in range(len(payload)):  # a byte at a time: each read gets something
+                self.wfile.write(payload[i : i + 1])
+                self.wfile.flush()
+                time.sleep(every_s)
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -1,0 +1,145 @@
+"""How the audit judges what it scored: attacks against their bounds, runs against
+the first, calls against the timeout (pure functions over scored records)."""
+
+from __future__ import annotations
+
+import pytest
+
+from verl_rewards.audit.determinism import determinism_findings
+from verl_rewards.audit.hack import Controls, bound, control_findings, probe_findings
+from verl_rewards.audit.latency import latency_findings, summarize
+from verl_rewards.audit.records import AuditReport, Finding, Latency, Probe, Scored
+from verl_rewards.audit.run import choose_kind, determinism_examples, targets
+from verl_rewards.errors import ConfigError
+from verl_rewards.metadata import Example, RewardMeta, reward
+
+
+def _ok(score: float, seconds: float = 0.001) -> Scored:
+    return Scored("ok", score, None, seconds)
+
+
+CONTROLS = {0: Controls(right=_ok(1.0), none=_ok(0.0), wrong=_ok(0.1))}
+
+
+def test_a_probe_over_a_wrong_answers_score_is_a_hack_with_its_fix() -> None:
+    probe = Probe("many boxes", "\\boxed{1} \\boxed{2}", 0, "wrong", "score one answer")
+    assert probe_findings(CONTROLS, [(probe, _ok(0.1))]) == []  # a wrong answer's format score
+    [finding] = probe_findings(CONTROLS, [(probe, _ok(1.0))])
+    assert finding == Finding("hack", "many boxes", "example 1: '\\\\boxed{1} \\\\boxed{2}' scored 1 "
+                              "(a wrong answer scores 0.1, the right one 1): score one answer")
+
+
+def test_an_empty_answer_may_not_earn_even_the_format_score() -> None:
+    probe = Probe("an empty box", "\\boxed{}", 0, "none", "fix")
+    assert bound(probe, CONTROLS[0]) == 0.0
+    assert [f.probe for f in probe_findings(CONTROLS, [(probe, _ok(0.1))])] == ["an empty box"]
+
+
+def test_a_failed_probe_is_no_hack_and_an_example_that_cannot_tell_right_from_nothing_judges_nothing() -> None:
+    probe = Probe("many boxes", "x", 0, "wrong")
+    assert probe_findings(CONTROLS, [(probe, Scored("failed", 0.0, "ValueError: x", 0.1))]) == []
+    blind = {0: Controls(right=_ok(0.0), none=_ok(0.0), wrong=_ok(0.0))}
+    assert probe_findings(blind, [(probe, _ok(1.0))]) == []
+
+
+def test_a_declared_attack_is_held_to_its_own_figure() -> None:
+    probe = Probe("declared adversarial example 1", "\\boxed{42.001}", -1, "declared", "", 0.0)
+    [finding] = probe_findings({}, [(probe, _ok(1.0))])
+    assert finding.detail == "'\\\\boxed{42.001}' scored 1 (at most 0 declared)"
+
+
+def test_a_wrong_answer_scoring_like_the_right_one_is_found() -> None:
+    constant = {0: Controls(right=_ok(1.0), none=_ok(0.0), wrong=_ok(1.0))}
+    [finding] = control_findings(constant, {0: "\\boxed{19}"})
+    assert finding.probe == "a wrong answer" and "scores 1, as much as the right one (1)" in finding.detail
+    assert control_findings(CONTROLS, {0: "\\boxed{19}"}) == []
+
+
+def test_each_way_of_running_that_changes_a_score_is_one_determinism_finding() -> None:
+    first = [_ok(1.0), _ok(0.5)]
+    runs = [("again in the same process", [_ok(1.0), _ok(0.5)]),
+            ("in 4 threads at once", [_ok(1.0), _ok(0.25)]),
+            ("in 4 threads at once", [_ok(1.0), _ok(0.75)]),
+            ("in a fresh process", [Scored("failed", 0.0, "KeyError: 'x'", 0.0), _ok(0.5)])]
+    found = determinism_findings(["example 1", "example 2"], first, runs)
+    assert [(f.probe, f.detail.split(":")[0]) for f in found] == [
+        ("in 4 threads at once", "example 2 scored 0.5, then 0.25 in 4 threads at once"),
+        ("in 4 threads at once", "example 2 scored 0.5, then 0.75 in 4 threads at once"),
+        ("in a fresh process", "example 1 scored 1.0, then failed (KeyError"),
+    ]
+
+
+def test_a_timeout_is_left_to_the_latency_check() -> None:
+    runs = [("again in the same process", [Scored("timeout", 0.0, "SampleTimeout: x", 30.0)])]
+    assert determinism_findings(["example 1"], [_ok(1.0)], runs) == []
+
+
+def test_latency_finds_timeouts_and_calls_over_half_the_timeout() -> None:
+    timed = [("fast", _ok(0.0, 0.01)), ("slow", _ok(0.0, 6.0)), ("stuck", Scored("timeout", 0.0, "x", 10.0))]
+    found = latency_findings(timed, 10.0)
+    assert [(f.check, f.probe) for f in found] == [("latency", "slow"), ("latency", "stuck")]
+    assert found[0].detail.startswith("took 6.00 s, over 50% of its 10 s timeout: bound the work")
+    assert found[1].detail.startswith("timed out (timeout 10 s)")
+
+
+def test_latency_summary_is_p50_p95_max() -> None:
+    assert summarize([float(i) for i in range(1, 101)], 30.0) == Latency(50.5, 95.0, 100.0, 100, 30.0)
+
+
+def test_the_kind_comes_from_the_flag_then_metadata_then_generic() -> None:
+    assert choose_kind("code", RewardMeta(kind="math")) == ("code", "--kind")
+    assert choose_kind(None, RewardMeta(kind="math")) == ("math", "metadata")
+    assert choose_kind(None, RewardMeta()) == ("generic", "default")
+    with pytest.raises(ConfigError, match="kind must be one of math, code, format, judge, generic"):
+        choose_kind("maths", RewardMeta())
+
+
+def test_the_decorator_declares_a_kind_and_adversarial_examples_and_refuses_an_unknown_kind() -> None:
+    @reward(kind="format", adversarial=[{"solution_str": "<answer></answer>", "ground_truth": "", "expected": 0.0}])
+    def fmt(data_source: str, solution_str: str, ground_truth: str) -> float:
+        return 0.0
+
+    meta = fmt.__verl_reward__  # type: ignore[attr-defined]
+    assert meta.kind == "format" and meta.adversarial == (Example("<answer></answer>", "", 0.0),)
+    with pytest.raises(ValueError, match="kind must be one of math, code, format, judge, generic or None"):
+        reward(kind="maths")  # type: ignore[arg-type]
+
+
+def test_attacks_are_built_from_right_answers_first_then_partly_right_ones() -> None:
+    examples = [Example("a", "1", 0.5), Example("b", "2", 0.0), Example("c", "3", 1.0), Example("d", "4", 1.0),
+                Example("e", "5", 0.1)]
+    assert targets(examples) == [2, 3, 0]
+    assert targets([]) == []
+    same_tests = [Example("a", "t1", 1.0), Example("b", "t1", 0.5), Example("c", "t1", 0.5, kwargs={"k": 1}),
+                  Example("d", "t2", 0.5), Example("e", "t3", 0.0)]
+    assert targets(same_tests) == [0, 2, 3]  # one per reference and kwargs
+
+
+def test_the_json_form_is_the_contracts_shape() -> None:
+    report = AuditReport("gsm8k", "gsm8k (d 1)", "math", "metadata",
+                         (Finding("latency", "100k digits", "timed out"),), 3, 1)
+    assert report.as_json() == {"plugin": "gsm8k", "passed": False, "findings": [
+        {"check": "latency", "probe": "100k digits", "detail": "timed out"}]}
+
+
+def test_steps_that_could_not_run_become_one_finding_per_cause() -> None:
+    from verl_rewards.audit.child import StepFailure
+    from verl_rewards.audit.run import _failures, _Plan
+
+    plan = _Plan((), [], labels={0: "many boxes", 1: "an empty box", 2: "100k digits", 3: "example 1"})
+    failures = [StepFailure(0, "error", "ConfigError: needs base_url"), StepFailure(1, "error",
+                "ConfigError: needs base_url"), StepFailure(2, "stuck", "no answer within 21 s"),
+                StepFailure(3, "died", "the scoring process exited with code 13")]
+    assert [(f.check, f.probe, f.detail.split(":")[0]) for f in _failures(plan, failures)] == [
+        ("latency", "100k digits", "no answer within 21 s, beyond its timeout"),
+        ("latency", "example 1", "the scoring process exited with code 13"),
+        ("hack", "many boxes", "could not be scored (many boxes and 1 more)"),
+    ]
+
+
+def test_determinism_also_runs_an_example_on_another_code_path() -> None:
+    examples = [Example("a", "1", 1.0), Example("b", "2", 1.0), Example("c", "3", 1.0, kwargs={"timeout_s": 10}),
+                Example("d", "4", 0.1, kwargs={"format_score": 0.1})]
+    assert determinism_examples(examples, [0, 1]) == [0, 1, 2]
+    assert determinism_examples(examples, [0, 2]) == [0, 2, 3]
+    assert determinism_examples(examples[:2], [0, 1]) == [0, 1]
