@@ -55,7 +55,7 @@ def describe(record: PluginRecord, loaded: LoadedReward) -> dict[str, Any]:
     from dataclasses import asdict
 
     from ..checking import describe_shape
-    from ..scoring import Limits
+    from ..limits import DECLARED
 
     target = loaded.target
     meta = loaded.meta
@@ -74,7 +74,7 @@ def describe(record: PluginRecord, loaded: LoadedReward) -> dict[str, Any]:
     info["description"] = meta.description
     info["data_sources"] = list(meta.data_sources)
     # What the runtime uses when reward.timeout_s is not set: the declared timeout, else the default.
-    info["timeout_s"] = Limits(use_declared=True).for_reward(loaded).timeout_s
+    info["timeout_s"] = DECLARED.for_reward(loaded).timeout_s
     info["timeout_declared"] = meta.timeout_s is not None
     info["tags"] = list(meta.tags)
     info["examples"] = [asdict(e) for e in meta.examples]

@@ -29,9 +29,10 @@ from typing import Any
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
+from .._inspect import RewardInfo
 from ..config import RewardConfig
-from ..dispatch import limits_for
 from ..errors import ExecutorError
+from ..limits import limits_for
 from ..outcomes import Outcome
 from ..samples import Sample, contiguous_runs
 from ..scoring import failure, raise_first_failure, timeout_outcome
@@ -97,8 +98,9 @@ class _RunState:
 class RayExecutor:
     """Scores on ``num_workers`` Ray actors; joins or starts a Ray session."""
 
-    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
+    def __init__(self, spec: RewardSpec, config: RewardConfig, info: RewardInfo) -> None:
         self._spec = spec
+        self._info = info
         self._name = spec.display_name
         self._config = config
         self._limits = limits_for(config)
@@ -162,18 +164,13 @@ class RayExecutor:
 
     def _hardware(self) -> dict[str, Any]:
         """The per-worker resource request, refused now if the cluster can never meet it."""
-        from .hardware import shortfall, worker_options
+        from .hardware import unplaceable, worker_options
 
-        options = worker_options(refs_of(self._spec), self._config)
-        cluster = ray.cluster_resources()  # type: ignore[no-untyped-call]
-        missing = shortfall(options, self._config.num_workers, cluster)
-        if missing:
+        options = worker_options(self._config, self._info.num_gpus)
+        problem = unplaceable(options, self._config, ray.cluster_resources())  # type: ignore[no-untyped-call]
+        if problem is not None:
             self.close()
-            raise ExecutorError(
-                f"cannot start reward workers for {self._name}: {'; '.join(missing)}. Lower "
-                f"reward.num_workers, reward.worker_num_gpus or reward.worker_resources, or start "
-                f"Ray with those resources (ray start --num-gpus N --resources '{{...}}')"
-            )
+            raise ExecutorError(f"cannot start reward workers for {self._name}: {problem}")
         return options
 
     def _cannot_start(self) -> str:

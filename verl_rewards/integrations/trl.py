@@ -26,14 +26,14 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any, NamedTuple
 
-from ..config import AUTO, RewardConfig, Timeout
-from ..dispatch import loaded_rewards, resolve_spec
+from ..config import OnError, RewardConfig
 from ..errors import ConfigError
+from ..limits import AUTO, Timeout
 from ..results import BatchResult
 from ..samples import Sample
 from ..scorer import Scorer
-from ..spec import RewardSpec, spec_from_config
-from ._common import OnError, ProcessCache, adapter_config, build_scorer, score_batch
+from ..spec import RewardSpec, identity_key
+from ._common import ADAPTER_DEFAULTS, ProcessCache, score_batch, started
 
 __all__ = ["AsyncPluginReward", "PluginReward", "reward_func"]
 
@@ -89,18 +89,17 @@ def reward_func(
     * ``name``: the ``__name__`` TRL logs under (default: the plugin's name, or
       ``composite``), to tell apart two uses of one plugin.
 
-    The plugin is found, imported and checked now, so a wrong name or signature
+    The plugin is found, imported and checked now (never instantiated: a class
+    reward's model loads where it scores), so a wrong name, kwarg or signature
     fails here rather than in the first training step.
     """
-    config = adapter_config({
+    scorer = Scorer.from_config({
         "on_error": on_error, "error_score": error_score, "timeout_s": timeout_s,
         "max_concurrency": max_concurrency, **_selection(plugin, reward, kwargs),
-    })
-    spec = spec_from_config(config)
+    }, defaults=ADAPTER_DEFAULTS)
     columns = _columns(ground_truth_column, data_source, data_source_column, extra_info_columns)
-    is_async = any(r.is_async for r in loaded_rewards(resolve_spec(spec)))
-    cls = AsyncPluginReward if _use_async(is_async, async_) else PluginReward
-    return cls(spec, columns, config, name or _default_name(spec))
+    cls = AsyncPluginReward if _use_async(scorer.info.is_async, async_) else PluginReward
+    return cls(scorer.ref, columns, scorer.config, name or _default_name(scorer.ref))
 
 
 def _selection(plugin: str | None, reward: Mapping[str, Any] | None,
@@ -139,8 +138,8 @@ class _RewardBase:
               prompts: Sequence[Any] | None = None) -> list[float]:
         """Score one TRL batch: one float per completion, in order."""
         samples = samples_from_batch(self.columns, completions, columns, prompts)
-        scorer = _scorers.get(repr((self.ref, self.config)),
-                              lambda: build_scorer(self.ref, self.config))
+        scorer = _scorers.get(identity_key(self.ref, self.config),
+                              lambda: started(Scorer(self.ref, self.config)))
         result = score_batch(scorer, samples)
         self._log_failures(columns.get("log_metric"), result)
         return result.scores
