@@ -260,3 +260,12 @@ def test_a_class_reward_is_not_built_in_the_callers_process_to_learn_it_is_async
     assert importlib.import_module("plug_heavy").BUILT == []
     assert trl_call(fn, ["x"], ground_truth=["x"]) == [1.0]  # built where it scores
     assert importlib.import_module("plug_heavy").BUILT == [2.0]
+
+
+def test_on_error_skip_returns_none_for_a_failed_sample_and_logs_the_failed_fraction():
+    metrics = []
+    fn = reward_func("faulty", on_error="skip")
+    scores = fn(prompts=["Q"] * 3, completions=["1", "raise", "1"], ground_truth=["1"] * 3,
+                log_metric=lambda name, value: metrics.append((name, value)))
+    assert scores == [1.0, None, 1.0]
+    assert metrics == [("rewards/faulty/failed", 1 / 3)]

@@ -113,20 +113,23 @@ def score_batch(scorer: Scorer, samples: Sequence[Sample]) -> BatchResult:
     """Score ``samples`` through ``scorer`` (timeouts, validation, ``on_error``).
 
     ``on_error='raise'`` raises :class:`~verl_rewards.errors.RewardError` at the
-    first failed sample; ``'score'`` gives it ``error_score`` and logs a warning
-    naming the plugin and the sample index.
+    first failed sample; ``'score'`` gives it ``error_score`` and ``'skip'``
+    marks it untrainable (``BatchResult.trainable``), each with a logged
+    warning naming the plugin and the sample index.
     """
     result = scorer.score(samples)
     if result.n_ok != len(result):
-        _warn_failures(scorer.ref.display_name, result.errors, scorer.config.error_score)
+        config = scorer.config
+        fate = "left out of training (on_error='skip')" if config.on_error == "skip" \
+            else f"scored {config.error_score} (on_error='score')"
+        _warn_failures(scorer.ref.display_name, result.errors, fate)
     return result
 
 
-def _warn_failures(plugin: str, errors: Sequence[str | None], error_score: float) -> None:
+def _warn_failures(plugin: str, errors: Sequence[str | None], fate: str) -> None:
     failed = [(i, e) for i, e in enumerate(errors) if e is not None]
     for index, error in failed[:_MAX_WARNINGS]:
-        logger.warning("reward %s failed on sample %d: %s; scored %s (on_error='score')",
-                       plugin, index, error, error_score)
+        logger.warning("reward %s failed on sample %d: %s; %s", plugin, index, error, fate)
     if len(failed) > _MAX_WARNINGS:
-        logger.warning("reward %s: %d more failed samples in this batch of %d scored %s",
-                       plugin, len(failed) - _MAX_WARNINGS, len(errors), error_score)
+        logger.warning("reward %s: %d more failed samples in this batch of %d; %s",
+                       plugin, len(failed) - _MAX_WARNINGS, len(errors), fate)

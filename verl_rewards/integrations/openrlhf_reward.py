@@ -14,7 +14,7 @@ rewards (``rewards``/``route``), and options such as ``timeout_s``.
 OpenRLHF (0.11) loads this file by path in each rollout actor, and the
 settings are validated right then: a misspelled plugin fails the load, not
 every sample. It calls ``reward_func(queries, prompts, labels)``: ``queries`` are prompt + response decoded with special tokens,
-``prompts`` the prompts, ``labels`` the ``--label_key`` values. The response is
+``prompts`` the prompts, ``labels`` the ``--data.label_key`` values. The response is
 the query after its prompt, with trailing end-of-sequence markers removed; the
 label is the ground truth. The result is OpenRLHF's dict of 1-D float tensors:
 ``rewards``, ``scores`` (the same values) and ``extra_logs``.

@@ -81,7 +81,9 @@ def reward_func(
       every column not used above).
     * ``kwargs``: passed to the plugin on every call (or to its class).
     * ``on_error``: ``"score"`` gives a failed sample ``error_score`` and logs a
-      warning naming the plugin and index; ``"raise"`` raises ``RewardError``.
+      warning naming the plugin and index; ``"skip"`` returns None for it (TRL
+      leaves it out of the reward mean and gives it no advantage); ``"raise"``
+      raises ``RewardError``.
     * ``timeout_s``, ``max_concurrency``: per-sample limit (default: the plugin's
       declared timeout, else 30 s) and async fan-out.
     * ``async_``: return an async callable; by default, when the plugin is async
@@ -135,14 +137,18 @@ class _RewardBase:
         return f"{type(self).__name__}({self.ref.display_name})"
 
     def score(self, completions: Sequence[Any], columns: Mapping[str, Any],
-              prompts: Sequence[Any] | None = None) -> list[float]:
-        """Score one TRL batch: one float per completion, in order."""
+              prompts: Sequence[Any] | None = None) -> list[float | None]:
+        """Score one TRL batch: one float per completion, in order; with
+        ``on_error='skip'``, None for a failed one (TRL leaves it out of the
+        reward mean and gives it no advantage)."""
         samples = samples_from_batch(self.columns, completions, columns, prompts)
         scorer = _scorers.get(identity_key(self.ref, self.config),
                               lambda: started(Scorer(self.ref, self.config)))
         result = score_batch(scorer, samples)
         self._log_failures(columns.get("log_metric"), result)
-        return result.scores
+        if self.config.on_error != "skip":
+            return list(result.scores)
+        return [s if ok else None for s, ok in zip(result.scores, result.trainable)]
 
     def _log_failures(self, log_metric: Any, result: BatchResult) -> None:
         if callable(log_metric) and len(result):  # failed or timed out
@@ -153,7 +159,7 @@ class PluginReward(_RewardBase):
     """A synchronous TRL reward function over a verl-rewards plugin."""
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any],
-                 **columns: Any) -> list[float]:
+                 **columns: Any) -> list[float | None]:
         return self.score(completions, columns, prompts)
 
 
@@ -161,7 +167,7 @@ class AsyncPluginReward(_RewardBase):
     """An async TRL reward function: TRL gathers it with its other async rewards."""
 
     async def __call__(self, prompts: Sequence[Any], completions: Sequence[Any],
-                       **columns: Any) -> list[float]:
+                       **columns: Any) -> list[float | None]:
         # The core scores on its own event loop; a thread keeps TRL's loop free.
         return await asyncio.to_thread(self.score, completions, columns, prompts)
 
