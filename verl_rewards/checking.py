@@ -26,7 +26,7 @@ from .errors import (
 from .limits import DECLARED
 from .metadata import Example
 from .reference import RewardRef
-from .resolve import LoadedReward, inspect_ref, resolve
+from .resolve import LoadedReward, import_target, inspect_ref, resolve
 from .samples import Sample
 from .scoring import score_samples
 
@@ -107,6 +107,12 @@ def load_for_inspection(record: PluginRecord) -> LoadedReward:
         if retried is None:
             raise
         return retried
+
+
+def inspect_plugin(record: PluginRecord) -> tuple[object, RewardInfo]:
+    """``record``'s imported target and its :class:`RewardInfo` (``show``): nothing is built."""
+    ref = RewardRef.from_plugin(record)
+    return import_target(ref), inspect_ref(ref)
 
 
 def run_example(loaded: LoadedReward, example: Example, number: int = 1) -> str | None:
