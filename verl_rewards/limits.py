@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from .config import RewardConfig
     from .metadata import RewardMeta
 
 AUTO: Literal["auto"] = "auto"  # reward.timeout_s unset: the reward's declaration, else the default
@@ -27,6 +26,17 @@ class Declares(Protocol):
 
     @property
     def meta(self) -> RewardMeta: ...
+
+
+class Configures(Protocol):
+    """The keys of a ``RewardConfig`` that set limits."""
+
+    @property
+    def timeout_s(self) -> Timeout: ...
+    @property
+    def max_concurrency(self) -> int: ...
+    @property
+    def max_batch_size(self) -> int | None: ...
 
 
 class Limits(NamedTuple):
@@ -53,7 +63,7 @@ class Limits(NamedTuple):
 DECLARED = Limits(DEFAULT_TIMEOUT_S, use_declared=True)
 
 
-def limits_for(config: RewardConfig) -> Limits:
+def limits_for(config: Configures) -> Limits:
     """The limits a config sets."""
     if config.timeout_s == AUTO:
         return Limits(DEFAULT_TIMEOUT_S, config.max_concurrency, config.max_batch_size,

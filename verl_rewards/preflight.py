@@ -70,8 +70,10 @@ def _left_to_workers(error: PluginLoadError, config: RewardConfig | None) -> boo
 
 
 def _in_driver(error: PluginLoadError, config: RewardConfig | None) -> PluginLoadError:
-    """``error`` saying it happened here, in the process that reads the config."""
-    if config is None or config.executor != "ray":
+    """``error`` saying it happened here, in the process that reads the config (an
+    import failure only: a reward of the wrong shape is wrong everywhere)."""
+    importing = isinstance(error, PluginNotInstalledError) or isinstance(error.cause, ImportError)
+    if config is None or config.executor != "ray" or not importing:
         return error
     hint = ("set reward.workers_only=true if only the Ray workers have the plugin and "
             "what it imports")

@@ -102,3 +102,14 @@ def test_the_cli_exits_2_once_with_the_accepted_keys_before_ray_starts(tmp_path,
                           "exact_match (verl-rewards-testkit ")
     assert err.count("not accepted") == 1 and "it accepts: " in err
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_reward_of_the_wrong_shape_fails_in_the_driver_without_an_install_hint(make_dist):
+    from verl_rewards.errors import PluginShapeError
+
+    make_dist("shapeless-here", "0.1", {"shapeless_here": "plug_shapeless_here:NOT_CALLABLE"},
+              {"plug_shapeless_here.py": "NOT_CALLABLE = 42\n"})
+    with pytest.raises(PluginShapeError) as raised:
+        Scorer.from_config({"plugin": "shapeless_here", "executor": "ray"})
+    assert str(raised.value) == ("cannot load reward shapeless_here (shapeless-here 0.1): "
+                                 "target is a int, not a function or class")
