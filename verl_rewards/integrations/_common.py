@@ -18,10 +18,14 @@ import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+from ..config import OnError
 from ..errors import ConfigError
 from ..results import BatchResult
 from ..samples import Sample
 from ..scorer import Scorer
+
+__all__ = ["ADAPTER_DEFAULTS", "OnError", "ProcessCache", "logger", "plain", "score_batch",
+           "scorer_from_section", "selection_key", "started"]
 
 # Merged under an adapter's section: the keys it leaves unset.
 ADAPTER_DEFAULTS: Mapping[str, Any] = {"executor": "local"}

@@ -29,13 +29,13 @@ from typing import Any, NamedTuple
 
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
+from verl_rewards._inspect import RewardInfo
 from verl_rewards.errors import ConfigError
 from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import plain, started
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
-from verl_rewards.spec import CompositeRef, RewardSpec
 from verl_rewards.token_rewards import decode_ids
 
 __all__ = ["RewardManager"]
@@ -61,7 +61,7 @@ class RewardManager(RewardManagerBase):
         section, declared = section_config(config)
         scorer = Scorer.from_config(section, defaults=DEFAULTS)
         self.reward_config, self.spec = scorer.config, scorer.ref
-        self.extra_keys = extra_keys(self.spec, declared)
+        self.extra_keys = extra_keys(scorer.info, declared)
         _check_placement(scorer)
         self._scorer = started(scorer)
         self._wants_prompt = scorer.info.takes_prompt  # the prompt is decoded only when asked for
@@ -106,16 +106,14 @@ class RewardManager(RewardManagerBase):
         return {"reward_score": result.scores[index], "reward_extra_info": extra}
 
 
-def extra_keys(spec: RewardSpec, declared: Sequence[str] | None) -> tuple[str, ...]:
+def extra_keys(info: RewardInfo, declared: Sequence[str] | None) -> tuple[str, ...]:
     """The reward's extra-info keys every sample carries: those declared in
     ``reward.verl_rewards.extra_keys``, else a composite's component scores, else none
     (the keys a reward returns are known only once it has scored, which is too
     late for verl's first sample)."""
     if declared is not None:
         return tuple(k for k in declared if k != ERROR_KEY)
-    if isinstance(spec, CompositeRef):
-        return tuple(c.key for c in spec.components)
-    return ()
+    return tuple(key for key, _ in info.components)  # a composite's component scores
 
 
 def stackable(key: str, value: Any) -> Any:
