@@ -263,3 +263,30 @@ def test_a_list_valued_extra_key_and_a_failed_sample_do_not_crash_verls_step(ray
     assert list(output.non_tensor_batch["steps"]) == ["[1.0, 1.0]", None, "[1.0]", "[1.0, 1.0]"]
     assert list(output.non_tensor_batch["shape"]) == [2, None, 1, 2]
     assert output.non_tensor_batch["error"][1].startswith("ValueError: no")
+
+
+def test_on_error_skip_says_verl_cannot_leave_a_sample_out_and_scores_error_score(tokenizer_dir, caplog):
+    from verl_rewards.integrations.verl import RewardManager
+
+    data = batch(tokenizer_dir, [("d", "42", "42"), ("d", "raise", "42")])
+    config = verl_config(tokenizer_dir, [
+        *MANAGER, "+reward.verl_rewards.plugin=faulty", "+reward.verl_rewards.executor=local",
+        "+reward.verl_rewards.on_error=skip", "+reward.verl_rewards.error_score=-1"])
+    manager = RewardManager(config=config, tokenizer=PreTrainedTokenizerFast.from_pretrained(tokenizer_dir),
+                            compute_score=None)
+    assert "on_error=skip: verl 0.9.1's reward loop cannot leave one sample out" in caplog.text
+    result = manager(data, return_dict=True)
+    assert result["reward_tensor"].sum().item() == 0.0  # 1.0 + (-1.0)
+    assert "RuntimeError" in result["reward_extra_info"]["error"][1]
+
+
+def test_a_pool_the_cluster_cannot_place_is_refused_when_the_manager_is_built(ray_session, tokenizer_dir):
+    from verl_rewards.errors import ConfigError
+    from verl_rewards.integrations.verl import RewardManager
+
+    config = verl_config(tokenizer_dir, [
+        *MANAGER, "+reward.verl_rewards.plugin=exact_match", "+reward.verl_rewards.num_workers=64"])
+    with pytest.raises(ConfigError, match=r"cannot be placed on this Ray cluster: 64 worker\(s\) x 1 CPU = 64 "
+                                          r"but the cluster has 2\. Lower reward\.verl_rewards\.num_workers, "
+                                          r"reward\.verl_rewards\.worker_num_cpus"):
+        RewardManager(config=config, tokenizer=None, compute_score=None)

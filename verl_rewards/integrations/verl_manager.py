@@ -63,6 +63,11 @@ class RewardManager(RewardManagerBase):
         self.reward_config, self.spec = scorer.config, scorer.ref
         self.extra_keys = extra_keys(scorer.info, declared)
         _check_placement(scorer)
+        if scorer.config.on_error == "skip":
+            logger.warning("reward.%s.on_error=skip: verl 0.9.1's reward loop cannot leave one sample "
+                           "out of training; a failed sample gets error_score=%s in rm_scores (its "
+                           "`error` column says it failed). See docs/integrations/verl.md",
+                           SECTION, scorer.config.error_score)
         self._scorer = started(scorer)
         self._wants_prompt = scorer.info.takes_prompt  # the prompt is decoded only when asked for
         self._batcher: Microbatcher[_Response] = Microbatcher(self._score_responses)
