@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._inspect import RewardInfo
     from .config import RewardConfig, load_config
     from .discovery import PluginRecord, find_plugins
     from .errors import (
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 # pytest plugin and a plugin importing `reward` then load only what they use
 # (importing every submodule costs more than the entry-point scan `list` does).
 _EXPORTS: dict[str, str] = {
+    "RewardInfo": "_inspect",
     "RewardConfig": "config", "load_config": "config",
     "PluginRecord": "discovery", "find_plugins": "discovery",
     "AmbiguousPluginError": "errors", "ConfigError": "errors", "PluginLoadError": "errors",
@@ -86,6 +88,7 @@ __all__ = [
     "Provenance",
     "RewardConfig",
     "RewardError",
+    "RewardInfo",
     "RewardMeta",
     "RewardRef",
     "RewardValueError",

@@ -10,12 +10,11 @@ loads and scores the same way in training.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
 
 from . import discovery
+from ._inspect import RewardInfo
 from .discovery import PluginRecord
 from .errors import (
     AmbiguousPluginError,
@@ -24,13 +23,12 @@ from .errors import (
     PluginShapeError,
     VerlRewardsError,
 )
-from .metadata import Example, metadata_of
+from .limits import DECLARED
+from .metadata import Example
 from .reference import RewardRef
-from .resolve import LoadedReward, import_target, resolve
+from .resolve import LoadedReward, import_target, inspect_ref, resolve
 from .samples import Sample
-from .scoring import Limits, score_samples
-
-EXAMPLE_TIMEOUT_S: Final = 30.0  # when the plugin declares no timeout of its own
+from .scoring import score_samples
 
 
 @dataclass(frozen=True)
@@ -111,6 +109,12 @@ def load_for_inspection(record: PluginRecord) -> LoadedReward:
         return retried
 
 
+def inspect_plugin(record: PluginRecord) -> tuple[object, RewardInfo]:
+    """``record``'s imported target and its :class:`RewardInfo` (``show``): nothing is built."""
+    ref = RewardRef.from_plugin(record)
+    return import_target(ref), inspect_ref(ref)
+
+
 def run_example(loaded: LoadedReward, example: Example, number: int = 1) -> str | None:
     """Score one self-test example; ``None`` when it passed, else what went wrong."""
     label = f"example {number} ({_inputs(example)})"
@@ -119,10 +123,9 @@ def run_example(loaded: LoadedReward, example: Example, number: int = 1) -> str 
             loaded = resolve(loaded.ref.with_kwargs({**loaded.ref.kwargs, **example.kwargs}))
         except (Exception, SystemExit) as e:  # noqa: BLE001 - reported, not raised
             return f"{label}: cannot bind kwargs {dict(example.kwargs)}: {_load_problem(loaded.display_name, e)}"
-    timeout = loaded.meta.timeout_s or EXAMPLE_TIMEOUT_S
     sample = Sample(example.data_source, example.solution_str, example.ground_truth,
                     example.extra_info, example.prompt)
-    outcome = score_samples(loaded, [sample], Limits(timeout_s=timeout))[0]
+    outcome = score_samples(loaded, [sample], DECLARED.for_reward(loaded))[0]
     if outcome.status != "ok":
         return f"{label}: {outcome.error or outcome.status}"
     assert outcome.score is not None
@@ -134,11 +137,11 @@ def run_example(loaded: LoadedReward, example: Example, number: int = 1) -> str 
 def _resolve_with_example_kwargs(ref: RewardRef) -> LoadedReward | None:
     """Load a class with the first example's kwargs, if it declares any."""
     try:
-        target = import_target(ref)
+        info = inspect_ref(ref)
     except (Exception, SystemExit):  # noqa: BLE001 - the bare load already reported it
         return None
-    with_kwargs = [e for e in metadata_of(target).examples if e.kwargs]
-    if not inspect.isclass(target) or not with_kwargs:
+    with_kwargs = [e for e in info.meta.examples if e.kwargs]
+    if not info.is_class or not with_kwargs:
         return None
     try:
         return resolve(ref.with_kwargs(with_kwargs[0].kwargs))
@@ -146,10 +149,12 @@ def _resolve_with_example_kwargs(ref: RewardRef) -> LoadedReward | None:
         return None
 
 
-def describe_shape(loaded: LoadedReward) -> str:
+def describe_shape(reward: LoadedReward | RewardInfo) -> str:
     """``sample, async function`` / ``batch, sync class``: how the reward is called."""
-    kind = "class" if loaded.is_class else "function"
-    return f"{loaded.shape}, {'async' if loaded.is_async else 'sync'} {kind}"
+    info = reward.info if isinstance(reward, LoadedReward) else reward
+    assert info is not None  # every LoadedReward is classified from its RewardInfo
+    kind = "class" if info.is_class else "function"
+    return f"{info.shape}, {'async' if info.is_async else 'sync'} {kind}"
 
 
 def _load_problem(display_name: str, error: BaseException) -> str:

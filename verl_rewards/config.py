@@ -17,13 +17,10 @@ from pathlib import Path
 from typing import Any, Literal, Union
 
 from .errors import ConfigError, UnknownConfigKeyError
+from .limits import AUTO, DEFAULT_TIMEOUT_S, Timeout
 
 Executor = Literal["ray", "local"]
 OnError = Literal["score", "raise", "skip"]
-# reward.timeout_s when it is not set: the plugin's declared @reward(timeout_s=...), else 30 s.
-AUTO: Literal["auto"] = "auto"
-DEFAULT_TIMEOUT_S = 30.0
-Timeout = float | None | Literal["auto"]
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", "RewardConfig", None]
 
@@ -67,6 +64,8 @@ class RewardConfig:
     max_batch_size: int | None = None  # None: the plugin's @reward(max_batch_size=...), else the chunk
     ray_address: str | None = None
     ship_package: bool = False
+    workers_only: bool = False  # ray: the plugin imports only on the workers; the driver skips it
+    share_pool: bool = False  # ray: every process of the Ray job with this reward and config uses one pool
     rewards: Mapping[str, ComponentConfig] | None = None  # component name -> config
     route: Mapping[str, tuple[str, ...]] | None = None  # data_source (exact or glob) -> component names
 
@@ -75,6 +74,18 @@ class RewardConfig:
         """The validated components of a composite reward (empty for a single reward)."""
         return tuple(self.rewards.values()) if self.rewards else ()
 
+    def as_section(self) -> dict[str, Any]:
+        """Every key as a plain value: a section that loads back to this config."""
+        plain = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if self.rewards:
+            plain["rewards"] = {
+                k: {f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.name != "key"}
+                for k, c in self.rewards.items()
+            }
+        if self.route:
+            plain["route"] = {k: list(v) for k, v in self.route.items()}
+        return plain
+
 
 KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RewardConfig))
 # Choosing the reward: an override that sets one of these replaces the whole
@@ -82,11 +93,16 @@ KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RewardConfig))
 SELECTORS = ("plugin", "path", "rewards")
 
 
-def load_config(source: ConfigSource = None, overrides: Sequence[str] = ()) -> RewardConfig:
+def load_config(
+    source: ConfigSource = None, overrides: Sequence[str] = (),
+    defaults: Mapping[str, Any] | None = None,
+) -> RewardConfig:
     """Build a :class:`RewardConfig` from a mapping, omegaconf node or YAML file,
     then apply dotlist ``overrides`` (``reward.`` prefix optional). An override
     that chooses the reward (``plugin``, ``path`` or ``rewards``) replaces the
-    source's choice, routes included.
+    source's choice, routes included. ``defaults`` (an adapter's
+    ``executor: local``, say) fill the keys that neither the source nor the
+    overrides set; a :class:`RewardConfig` source is already complete.
 
     >>> load_config({"plugin": "gsm8k"}, ["reward.kwargs.method=flexible"]).kwargs
     {'method': 'flexible'}
@@ -96,8 +112,17 @@ def load_config(source: ConfigSource = None, overrides: Sequence[str] = ()) -> R
     if isinstance(source, Mapping) and not _is_omegaconf(source) and not overrides:
         # Plain values are taken as they are: no ${...} interpolation of, say,
         # a prompt template passed in kwargs by an adapter.
-        return _from_mapping(source)
-    return _from_mapping(_merged_section(source, overrides))
+        section: Mapping[str, Any] = source
+    else:
+        section = _merged_section(source, overrides)
+    if defaults and not isinstance(source, RewardConfig):
+        section = {**defaults, **section}
+    return _from_mapping(section)
+
+
+def read_section(source: ConfigSource) -> dict[str, Any]:
+    """The keys a source sets, as plain values, not yet validated (no defaults added)."""
+    return _source_dict(source)
 
 
 def _from_mapping(section: Mapping[str, Any]) -> RewardConfig:
@@ -181,7 +206,7 @@ def _merged_section(source: ConfigSource, overrides: Sequence[str]) -> dict[str,
 
 def _source_dict(source: ConfigSource) -> dict[str, Any]:
     if isinstance(source, RewardConfig):
-        return _as_plain(source)
+        return source.as_section()
     if source is None:
         return {}
     if isinstance(source, (str, os.PathLike)):
@@ -233,18 +258,6 @@ def _deep_merge(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str
         else:
             merged[key] = value
     return merged
-
-
-def _as_plain(cfg: RewardConfig) -> dict[str, Any]:
-    plain = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
-    if cfg.rewards:
-        plain["rewards"] = {
-            k: {f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.name != "key"}
-            for k, c in cfg.rewards.items()
-        }
-    if cfg.route:
-        plain["route"] = {k: list(v) for k, v in cfg.route.items()}
-    return plain
 
 
 def _load_yaml(path: Path) -> Any:
@@ -319,8 +332,9 @@ def _validated(cfg: RewardConfig) -> RewardConfig:
     _check_number("error_score", cfg.error_score)
     _check_worker_hardware(cfg)
     _check_str("ray_address", cfg.ray_address, optional=True)
-    if not isinstance(cfg.ship_package, bool):
-        raise ConfigError(f"reward.ship_package must be true or false, not {cfg.ship_package!r}")
+    for flag in ("ship_package", "workers_only", "share_pool"):
+        if not isinstance(getattr(cfg, flag), bool):
+            raise ConfigError(f"reward.{flag} must be true or false, not {getattr(cfg, flag)!r}")
     if cfg.rewards is not None and cfg.kwargs:
         raise ConfigError("reward.kwargs applies to a single reward; with reward.rewards set kwargs per reward")
     return cfg

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .config import AUTO, DEFAULT_TIMEOUT_S, RewardConfig
+from .limits import Limits
 from .outcomes import Outcome
 from .resolve import LoadedReward, resolve
 from .samples import Sample, contiguous_runs
-from .scoring import Limits, raise_first_failure, score_samples
+from .scoring import raise_first_failure, score_samples
 from .spec import CompositeRef, RewardSpec
 from .watchdog import Progress
 
@@ -38,15 +38,6 @@ class LoadedComposite(NamedTuple):
 LoadedSpec = LoadedReward | LoadedComposite
 
 
-def limits_for(config: RewardConfig) -> Limits:
-    """The limits a config sets. The timeout rule: ``reward.timeout_s`` when set,
-    else each reward's declared ``@reward(timeout_s=...)``, else 30 s."""
-    if config.timeout_s == AUTO:
-        return Limits(DEFAULT_TIMEOUT_S, config.max_concurrency, config.max_batch_size,
-                      use_declared=True)
-    return Limits(config.timeout_s, config.max_concurrency, config.max_batch_size)
-
-
 def resolve_spec(spec: RewardSpec) -> LoadedSpec:
     """Resolve a single or composite reference in this process (cached per reward)."""
     if isinstance(spec, CompositeRef):
@@ -57,12 +48,6 @@ def resolve_spec(spec: RewardSpec) -> LoadedSpec:
 def loaded_rewards(loaded: LoadedSpec) -> tuple[LoadedReward, ...]:
     """Every resolved reward in ``loaded``."""
     return tuple(loaded.loaded.values()) if isinstance(loaded, LoadedComposite) else (loaded,)
-
-
-def timeout_of(loaded: LoadedSpec, limits: Limits) -> float | None:
-    """The longest per-sample timeout any reward of ``loaded`` runs under (None: no limit)."""
-    timeouts = [limits.for_reward(r).timeout_s for r in loaded_rewards(loaded)]
-    return None if any(t is None for t in timeouts) else max(t for t in timeouts if t is not None)
 
 
 def score_spec(

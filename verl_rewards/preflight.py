@@ -1,74 +1,84 @@
-"""Check a reward spec in the process that reads the config, before any worker starts.
+"""Check a reward spec in the process that reads the config, before anything starts.
 
-Each reward whose plugin imports here is imported (never instantiated or
-called) and its ``reward.kwargs`` are checked against its signature, so a
-misspelt key is a config error naming the accepted keys, not a failure on a
-worker after Ray started. A plugin that cannot be imported here (not
-installed in a driver that only submits to a cluster, or missing a dependency
-only the workers have) is left to the workers.
+Each reward is imported here (never instantiated or called) and described
+once (:class:`~verl_rewards._inspect.RewardInfo`); its ``reward.kwargs`` are
+checked against that record: names, and the types of values whose
+parameter has a simple annotation or default (bool, int, float, str). A
+plugin that does not import here fails here, before Ray starts, unless the
+config says the workers have what the driver lacks (``workers_only``, or
+``ship_package`` for a dependency missing here).
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import copy
 
+from ._inspect import RewardInfo, composite
+from .config import RewardConfig
 from .errors import PluginLoadError, PluginNotInstalledError, RewardKwargsError
-from .resolve import BATCH_PARAMS, SAMPLE_PARAMS, import_target
-
-if TYPE_CHECKING:
-    from .reference import RewardRef
-    from .spec import RewardSpec
+from .reference import RewardRef
+from .resolve import inspect_ref
+from .spec import CompositeRef, RewardSpec
 
 
-def preflight(spec: RewardSpec) -> None:
-    """Import each reward of ``spec`` here when its plugin is installed and check its kwargs.
+def preflight(spec: RewardSpec, config: RewardConfig | None = None) -> RewardInfo:
+    """Import and describe each reward of ``spec`` here; check its kwargs.
 
-    Raises :class:`RewardKwargsError` (a config error) for kwargs the reward
-    does not accept, and :class:`~verl_rewards.errors.PluginLoadError` for a
-    plugin whose import fails for a reason other than a missing module.
+    Raises :class:`RewardKwargsError` (a config error) for a kwarg the reward
+    does not accept or a value of the wrong simple type, and
+    :class:`~verl_rewards.errors.PluginLoadError` for a reward that does not
+    import here (see the module docstring for when that is allowed).
     """
-    from .spec import CompositeRef
-
     if isinstance(spec, CompositeRef):
-        for component in spec.components:
-            check_ref(component.ref, f"reward.rewards.{component.key}.kwargs")
-    else:
-        check_ref(spec)
+        parts = tuple((c.key, check_ref(c.ref, config, f"reward.rewards.{c.key}.kwargs"))
+                      for c in spec.components)
+        return composite(spec.display_name, parts)
+    return check_ref(spec, config)
 
 
-def check_ref(ref: RewardRef, key: str = "reward.kwargs") -> None:
-    """Check one reference's kwargs against its target's signature (import only)."""
+def check_ref(ref: RewardRef, config: RewardConfig | None = None,
+              key: str = "reward.kwargs") -> RewardInfo:
+    """Describe one reference here and check its kwargs against the description."""
     try:
-        target = import_target(ref)
-    except PluginNotInstalledError:
-        return
+        info = inspect_ref(ref)
     except PluginLoadError as e:
-        if isinstance(e.cause, ImportError):  # the workers' environment may have it
-            return
-        raise
-    unknown, accepted = unaccepted_kwargs(target, ref.kwargs)
+        if _left_to_workers(e, config):
+            return RewardInfo(ref.display_name, "sample", takes_prompt=True, accepts_var_kwargs=True,
+                              inspected=False)
+        raise _in_driver(e, config) from e.cause
+    unknown = info.unaccepted(ref.kwargs)
     if unknown:
-        listing = ", ".join(accepted) if accepted else "none"
+        listing = ", ".join(info.accepted_kwargs) if info.accepted_kwargs else "none"
         raise RewardKwargsError(
             f"{key} {', '.join(repr(k) for k in unknown)} not accepted by reward "
             f"{ref.display_name}; it accepts: {listing}"
         )
+    wrong = info.mistyped(ref.kwargs)
+    if wrong:
+        raise RewardKwargsError(f"{key} of reward {ref.display_name}: {'; '.join(wrong)}")
+    return info
 
 
-def unaccepted_kwargs(target: object, kwargs: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """The keys of ``kwargs`` that ``target`` cannot take, and the keys it can."""
-    try:
-        signature = inspect.signature(target)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return [], []  # not inspectable: the workers' load reports it
-    params = signature.parameters.values()
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return [], ["any key"]
-    fields = () if inspect.isclass(target) else (*SAMPLE_PARAMS, *BATCH_PARAMS, "prompt", "prompts")
-    accepted = [
-        p.name for p in params
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in fields
-    ]
-    return sorted(k for k in kwargs if k not in accepted), accepted
+def _left_to_workers(error: PluginLoadError, config: RewardConfig | None) -> bool:
+    if config is None or config.executor != "ray":
+        return False
+    if config.workers_only:
+        return True
+    # A shipped package goes to the workers, whose environment may have a dependency this one lacks.
+    return config.ship_package and isinstance(error.cause, ImportError) \
+        and not isinstance(error, PluginNotInstalledError)
+
+
+def _in_driver(error: PluginLoadError, config: RewardConfig | None) -> PluginLoadError:
+    """``error`` saying it happened here, in the process that reads the config (an
+    import failure only: a reward of the wrong shape is wrong everywhere)."""
+    importing = isinstance(error, PluginNotInstalledError) or isinstance(error.cause, ImportError)
+    if config is None or config.executor != "ray" or not importing:
+        return error
+    hint = ("set reward.workers_only=true if only the Ray workers have the plugin and "
+            "what it imports")
+    if not isinstance(error, PluginNotInstalledError):
+        hint += "; or reward.ship_package=true to ship it from here when only a dependency is missing here"
+    located = copy.copy(error)  # same type and attributes (errors rebuild from their state)
+    located.args = (f"{error} (in the driver, before any Ray worker started: install it here, or {hint})",)
+    return located

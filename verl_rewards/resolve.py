@@ -15,20 +15,18 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from . import aio
+from ._inspect import BATCH_PARAMS, PROMPT_PARAM, SAMPLE_PARAMS, RewardInfo, call_signature, describe
 from .errors import PluginLoadError, PluginNotInstalledError, PluginShapeError
-from .metadata import RewardMeta, metadata_of
+from .metadata import RewardMeta, Shape
 from .reference import RewardRef
 
-Shape = Literal["sample", "batch"]
 RewardFn = Callable[..., Any]
 
-SAMPLE_PARAMS = ("data_source", "solution_str", "ground_truth", "extra_info")
-BATCH_PARAMS = ("data_sources", "solution_strs", "ground_truths", "extra_infos")
-# Passed only to a target whose signature names it (never through **kwargs).
-PROMPT_PARAM = {"sample": "prompt", "batch": "prompts"}
+__all__ = ["BATCH_PARAMS", "PROMPT_PARAM", "SAMPLE_PARAMS", "LoadedReward", "classify",
+           "import_target", "inspect_ref", "release", "resolve"]
 
 
 class LoadedReward(NamedTuple):
@@ -49,6 +47,7 @@ class LoadedReward(NamedTuple):
     # reward's return value; the prompt is optional and reaches only a target that asks.
     invoke: Callable[..., Any]
     prompt_param: str | None = None  # "prompt" / "prompts" when the target takes it
+    info: RewardInfo | None = None  # what inspection found (the same record the driver reads)
 
     @property
     def sample_fn(self) -> RewardFn:
@@ -112,35 +111,47 @@ def import_target(ref: RewardRef) -> object:
     return obj
 
 
+def inspect_ref(ref: RewardRef) -> RewardInfo:
+    """Import ``ref``'s target in this process and describe it, building nothing."""
+    target = import_target(ref)
+    try:
+        return describe(ref.display_name, target)
+    except (TypeError, ValueError) as e:
+        raise _shape_error(ref, e) from e
+
+
 def classify(ref: RewardRef, target: object) -> LoadedReward:
-    """Inspect ``target`` and decide how to call it; instantiate a class."""
-    meta = metadata_of(target)
-    is_class = inspect.isclass(target)
-    if is_class:
+    """Decide how to call ``target`` from its :class:`RewardInfo`; instantiate a class."""
+    try:
+        info = describe(ref.display_name, target)
+        signature = call_signature(target)
+    except (TypeError, ValueError) as e:
+        raise _shape_error(ref, e) from e
+    if info.is_class:
         call: Any = _instantiate(ref, target)
         call_kwargs: Mapping[str, Any] = {}
-    elif callable(target):
-        call, call_kwargs = target, ref.kwargs
     else:
-        raise PluginShapeError(
-            ref.display_name, f"target is a {type(target).__name__}, not a function or class"
-        )
-    if not callable(call):
-        raise PluginShapeError(ref.display_name, "instances of the class are not callable")
-    signature = _signature(ref, call)
-    shape = meta.shape or _shape_of(signature)
+        call, call_kwargs = target, ref.kwargs
+    shape: Shape = "batch" if info.shape == "batch" else "sample"
     names = SAMPLE_PARAMS if shape == "sample" else BATCH_PARAMS
-    prompt_param = PROMPT_PARAM[shape] if PROMPT_PARAM[shape] in signature.parameters else None
+    prompt_param = PROMPT_PARAM[shape] if info.takes_prompt else None
     named, pass_extra = _call_plan(ref, signature, names, call_kwargs, prompt_param)
     # verl's names as the leading parameters: positional passing is the same call, faster.
     by_keyword = named and not _leading_params(signature, names if pass_extra else names[:3])
     return LoadedReward(
-        ref=ref, target=target, call=call, shape=shape, is_async=_is_async(call),
-        is_class=is_class, by_keyword=by_keyword, pass_extra_info=pass_extra,
-        call_kwargs=dict(call_kwargs), meta=meta, display_name=ref.display_name,
+        ref=ref, target=target, call=call, shape=shape, is_async=info.is_async,
+        is_class=info.is_class, by_keyword=by_keyword, pass_extra_info=pass_extra,
+        call_kwargs=dict(call_kwargs), meta=info.meta, display_name=ref.display_name,
         invoke=_invoker(call, names, by_keyword, pass_extra, dict(call_kwargs), prompt_param),
-        prompt_param=prompt_param,
+        prompt_param=prompt_param, info=info,
     )
+
+
+def _shape_error(ref: RewardRef, error: Exception) -> PluginShapeError:
+    text = str(error)
+    if text.startswith(("target is", "instances of")):  # describe()'s own verdict
+        return PluginShapeError(ref.display_name, text)
+    return PluginShapeError(ref.display_name, "cannot inspect the target's signature", error)
 
 
 def _invoker(
@@ -248,17 +259,6 @@ def _instantiate(ref: RewardRef, cls: Any) -> Any:
         raise PluginLoadError(ref.display_name, f"{cls.__name__}(...) raised", e) from e
 
 
-def _signature(ref: RewardRef, fn: Any) -> inspect.Signature:
-    try:
-        return inspect.signature(fn)
-    except (TypeError, ValueError) as e:
-        raise PluginShapeError(ref.display_name, "cannot inspect the target's signature", e) from e
-
-
-def _shape_of(signature: inspect.Signature) -> Shape:
-    return "batch" if set(BATCH_PARAMS) & set(signature.parameters) else "sample"
-
-
 def _call_plan(
     ref: RewardRef, signature: inspect.Signature, names: tuple[str, ...],
     call_kwargs: Mapping[str, Any], prompt_param: str | None = None,
@@ -291,13 +291,6 @@ def _call_plan(
 def _positional_room(params: Mapping[str, inspect.Parameter]) -> bool:
     positional = [p for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return len(positional) >= 4 or any(p.kind is p.VAR_POSITIONAL for p in params.values())
-
-
-def _is_async(call: Any) -> bool:
-    if inspect.iscoroutinefunction(call):
-        return True
-    # A callable instance whose class defines `async def __call__`.
-    return inspect.iscoroutinefunction(type(call).__call__) if not inspect.isroutine(call) else False
 
 
 def _sample_adapter(loaded: LoadedReward) -> RewardFn:

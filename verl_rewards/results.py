@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -71,14 +71,28 @@ class BatchResult:
         """The scores the reward itself returned (failed samples left out)."""
         return [s for s, st in zip(self.scores, self.statuses) if st == "ok"]
 
+    def extras(self, index: int, keys: Iterable[str] | None = None) -> dict[str, Any]:
+        """Sample ``index``'s extra values for ``keys`` (default: every extra key),
+        None where it has none (a failed sample, a key another sample returned)."""
+        chosen = self.extra_info if keys is None else keys
+        return {k: (self.extra_info[k][index] if k in self.extra_info else None) for k in chosen}
+
+    def row(self, index: int, keys: Iterable[str] | None = None) -> dict[str, Any]:
+        """Sample ``index`` as one dict: ``score``, ``error`` and its extras (see :meth:`extras`)."""
+        return {"score": self.scores[index], "error": self.errors[index], **self.extras(index, keys)}
+
     def rows(self) -> list[dict[str, Any]]:
         """One dict per sample: ``score``, ``error`` and the extra keys."""
-        keys = list(self.extra_info)
-        return [
-            {"score": self.scores[i], "error": self.errors[i],
-             **{k: self.extra_info[k][i] for k in keys}}
-            for i in range(len(self.scores))
-        ]
+        return [self.row(i) for i in range(len(self))]
+
+    def slice(self, start: int, stop: int) -> BatchResult:
+        """Samples ``start`` to ``stop`` (exclusive) as their own result."""
+        return BatchResult(
+            scores=self.scores[start:stop], errors=self.errors[start:stop],
+            statuses=self.statuses[start:stop],
+            extra_info={k: v[start:stop] for k, v in self.extra_info.items()},
+            provenance=self.provenance, metrics=self.metrics,
+        )
 
 
 def assemble(

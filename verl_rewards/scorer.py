@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
+from typing import Any
 
+from ._inspect import RewardInfo
 from .config import ConfigSource, RewardConfig, load_config
 from .errors import ExecutorError
 from .executors import Executor, make_executor
+from .preflight import preflight
 from .results import BatchResult, Provenance, assemble
 from .samples import Sample, SampleLike, as_samples
-from .spec import RewardSpec, spec_from_config
+from .spec import RewardSpec, identity_key, spec_from_config
 
 _BACKGROUND = "verl-rewards-scorer"  # the name of submit()'s thread
 
@@ -26,9 +29,10 @@ class Scorer:
     ...                             "solution_str": "... #### 72", "ground_truth": "72"}])
     """
 
-    def __init__(self, ref: RewardSpec, config: RewardConfig) -> None:
+    def __init__(self, ref: RewardSpec, config: RewardConfig, info: RewardInfo | None = None) -> None:
         self.ref = ref  # a RewardRef, or a CompositeRef for reward.rewards
         self.config = config
+        self._info = info
         self.provenance = Provenance.of(ref)
         self._executor: Executor | None = None  # made in start(): building a Scorer imports no Ray
         self._closed = False
@@ -38,14 +42,41 @@ class Scorer:
         self._background: ThreadPoolExecutor | None = None
 
     @classmethod
-    def from_config(cls, cfg: ConfigSource, overrides: Sequence[str] = ()) -> Scorer:
-        """Validate ``cfg`` (the ``reward`` section) and build a scorer; nothing starts yet."""
-        from .preflight import preflight
+    def from_config(
+        cls, cfg: ConfigSource, overrides: Sequence[str] = (), *,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> Scorer:
+        """Validate ``cfg`` (the ``reward`` section, ``defaults`` filling the keys it
+        leaves unset), reference and inspect the reward here, and build a scorer;
+        nothing starts yet. Every entry point builds its scorer this way.
 
-        config = load_config(cfg, overrides)
+        Raises a :class:`~verl_rewards.errors.ConfigError` for a bad section or
+        kwargs, a :class:`~verl_rewards.errors.PluginLoadError` for a reward
+        that does not import here (see :mod:`verl_rewards.preflight`).
+        """
+        config = load_config(cfg, overrides, defaults)
         spec = spec_from_config(config)
-        preflight(spec)  # kwargs and imports checked here, before any worker starts
-        return cls(spec, config)
+        return cls(spec, config, preflight(spec, config))
+
+    @property
+    def info(self) -> RewardInfo:
+        """What the reward is and how it is called, read once without building it."""
+        if self._info is None:
+            self._info = preflight(self.ref, self.config)
+        return self._info
+
+    def unplaceable(self, cluster: Mapping[str, float], prefix: str = "reward.") -> str | None:
+        """Why a cluster with ``cluster`` resources can never place this scorer's Ray
+        workers (naming the config keys under ``prefix``), or None when it can."""
+        from .executors.hardware import unplaceable, worker_options
+
+        options = worker_options(self.config, self.info.num_gpus)
+        return unplaceable(options, self.config, cluster, prefix)
+
+    @property
+    def key(self) -> str:
+        """This reward and config's identity (the same in every process)."""
+        return identity_key(self.ref, self.config)
 
     def __enter__(self) -> Scorer:
         self.start()
@@ -63,7 +94,7 @@ class Scorer:
             if self._closed:
                 raise ExecutorError(f"the scorer for {self.ref.display_name} is closed")
             if self._executor is None:
-                executor = make_executor(self.ref, self.config)
+                executor = make_executor(self.ref, self.config, self.info)
                 executor.start()
                 self._executor = executor
         return self

@@ -12,11 +12,11 @@ import asyncio
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from . import aio, frames
-from .config import DEFAULT_TIMEOUT_S
 from .errors import RewardError, RewardValueError, SampleTimeout
+from .limits import DEFAULT_TIMEOUT_S, Limits
 from .outcomes import Outcome, Status
 from .resolve import LoadedReward
 from .samples import Sample
@@ -26,27 +26,6 @@ _MAX_ERROR_CHARS = 500
 
 __all__ = ["DEFAULT_TIMEOUT_S", "Limits", "Outcome", "Status", "failure", "raise_first_failure",
            "score_samples", "timeout_outcome", "validate"]
-
-
-class Limits(NamedTuple):
-    """How long a call may take and how many async calls may run at once.
-
-    With ``use_declared``, a reward's own ``@reward(timeout_s=...)`` replaces
-    ``timeout_s`` (the default then): the timeout rule when ``reward.timeout_s``
-    is not set.
-    """
-
-    timeout_s: float | None = DEFAULT_TIMEOUT_S
-    max_concurrency: int = 32
-    max_batch_size: int | None = None  # a batch reward's calls; None: its @reward declaration
-    use_declared: bool = False
-
-    def for_reward(self, loaded: LoadedReward) -> Limits:
-        """The limits that apply to ``loaded``: its declared timeout, if it may use one."""
-        declared = loaded.meta.timeout_s
-        if not self.use_declared or declared is None:
-            return self
-        return self._replace(timeout_s=declared, use_declared=False)
 
 
 def score_samples(
@@ -116,8 +95,11 @@ def validate(value: Any, plugin: str, index: int) -> tuple[float, Mapping[str, A
 
 
 def _as_float(value: Any, plugin: str, index: int) -> float:
-    """A real number (a bool, NumPy's included, counts as 0/1) as a float, or
-    :class:`RewardValueError`; never a conversion error of its own."""
+    """A real number (a bool, NumPy's included, counts as 0/1; a 0-d array or
+    tensor, as verl's own managers take) as a float, or :class:`RewardValueError`;
+    never a conversion error of its own."""
+    if getattr(value, "shape", None) == () and callable(getattr(value, "item", None)):
+        value = value.item()  # a 0-d NumPy array or torch tensor holds one number
     kind = type(value)
     is_bool = kind.__name__ in ("bool", "bool_") and kind.__module__ in ("builtins", "numpy")
     if isinstance(value, (str, bytes)) or not (is_bool or isinstance(value, numbers.Real)):

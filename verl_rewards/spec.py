@@ -9,10 +9,13 @@ scoring; :mod:`verl_rewards.dispatch` resolves and scores a spec.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from . import discovery
 from .config import RewardConfig
 from .reference import RewardRef
 
@@ -81,14 +84,20 @@ def spec_from_config(config: RewardConfig) -> RewardSpec:
     return RewardRef.from_config(config)
 
 
+def identity_key(spec: RewardSpec, config: RewardConfig) -> str:
+    """One key for "this reward, at this version or source, with this config", stable
+    across processes: it names a shared pool and keys every per-process scorer cache."""
+    text = json.dumps([[r.cache_key for r in refs_of(spec)], config.as_section()],
+                      sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def refs_of(spec: RewardSpec) -> tuple[RewardRef, ...]:
     """Every single reference in ``spec``."""
     return spec.refs if isinstance(spec, CompositeRef) else (spec,)
 
 
 def _component_ref(plugin: str | None, path: str | None, name: str, kwargs: Mapping[str, Any]) -> RewardRef:
-    from . import discovery
-
     if plugin is not None:
         return RewardRef.from_plugin(discovery.select(plugin), kwargs)
     assert path is not None

@@ -88,11 +88,10 @@ def test_grpo_calculate_rewards_scores_sync_and_async_plugins(trl):
     assert ("rewards/exact_match/failed", 0.0) in metrics
 
 
-def test_grpo_trainer_trains_a_step_with_plugin_rewards(trl, level_plugin, tmp_path):
-    from datasets import Dataset
+def tiny_model_and_tokenizer():
+    """A one-layer random Llama and a character tokenizer, built in code."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-    from trl import GRPOConfig, GRPOTrainer
 
     specials = ["<pad>", "<bos>", "<eos>", "<unk>"]
     vocab = {t: i for i, t in enumerate(specials + sorted(set("0123456789+= ")))}
@@ -105,6 +104,14 @@ def test_grpo_trainer_trains_a_step_with_plugin_rewards(trl, level_plugin, tmp_p
         vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
+    return model, tokenizer
+
+
+def test_grpo_trainer_trains_a_step_with_plugin_rewards(trl, level_plugin, tmp_path):
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    model, tokenizer = tiny_model_and_tokenizer()
     dataset = Dataset.from_dict({"prompt": ["1+1=", "2+2=", "3+3=", "4+4="],
                                  "answer": ["2", "4", "6", "8"], "level": [1, 2, 3, 4]})
     args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=2,
@@ -120,3 +127,46 @@ def test_grpo_trainer_trains_a_step_with_plugin_rewards(trl, level_plugin, tmp_p
     logged = trainer.state.log_history[0]
     assert logged["rewards/level_ok/mean"] == 1.0  # every row's columns reached the plugin
     assert logged["rewards/level_ok/failed"] == 0.0 and "rewards/sleepy/mean" in logged
+
+
+def test_grpo_trainer_leaves_skipped_samples_out_of_the_reward_mean_and_the_advantages(trl, make_dist,
+                                                                                      tmp_path):
+    import math
+
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    make_dist("probe-trl-skip", "1.0", "[verl_rewards]\neven_ok = plug_trl_skip:even_ok\n",
+              {"plug_trl_skip.py": '''
+        def even_ok(data_source, solution_str, ground_truth, extra_info=None):
+            if extra_info["level"] % 2:
+                raise ValueError("the verifier failed")  # not a wrong answer: no score at all
+            return 1.0
+    '''})
+    model, tokenizer = tiny_model_and_tokenizer()
+    dataset = Dataset.from_dict({"prompt": ["1+1=", "2+2=", "3+3=", "4+4="],
+                                 "answer": ["2", "4", "6", "8"], "level": [1, 2, 3, 4]})
+    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=2,
+                      max_completion_length=4, max_steps=1, logging_steps=1, report_to=[],
+                      use_cpu=True, save_strategy="no")
+    reward = reward_func(reward={"plugin": "even_ok", "on_error": "skip"}, ground_truth_column="answer")
+    trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=dataset,
+                          reward_funcs=[reward])
+    seen = []
+    real = trainer._generate_and_score_completions
+
+    def spy(inputs):
+        out = real(inputs)
+        seen.append((out["advantages"].tolist(), [row["level"] for row in inputs]))
+        return out
+
+    trainer._generate_and_score_completions = spy
+    trainer.train()
+    logged = trainer.state.log_history[0]
+    # Half the samples failed: scored as 0.0 the mean would be 0.5; skipped, they are left out.
+    assert logged["rewards/even_ok/mean"] == 1.0 and logged["reward"] == 1.0
+    assert logged["rewards/even_ok/failed"] == 0.5
+    assert math.isfinite(logged["loss"])
+    (advantages, levels), = seen
+    assert sorted(levels) == [1, 1, 2, 2, 3, 3, 4, 4]
+    assert [a for a, level in zip(advantages, levels) if level % 2] == [0.0] * 4  # no learning signal

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -220,7 +221,8 @@ def test_the_prompt_reaches_a_reward_that_asks_for_it(ray_session, tokenizer_dir
     output, _ = score_with(verl_config(tokenizer_dir, [
         *MANAGER, f"+reward.verl_rewards.path={reward}", "+reward.verl_rewards.name=judge",
         "+reward.verl_rewards.executor=local", "+reward.verl_rewards.extra_keys=[prompt]"]))
-    assert list(output.non_tensor_batch["prompt"]) == [chat]  # verl's raw chat messages
+    # verl's raw chat messages: a list, so it reaches verl as JSON text (see stackable)
+    assert [json.loads(p) for p in output.non_tensor_batch["prompt"]] == [chat]
 
 
 def test_a_reward_loop_actor_whose_chunk_all_failed_keeps_every_column(ray_session, tokenizer_dir, tmp_path):
@@ -238,3 +240,53 @@ def test_a_reward_loop_actor_whose_chunk_all_failed_keeps_every_column(ray_sessi
     assert output.meta_info["reward_extra_keys"] == ["acc", "error"]
     assert list(output.non_tensor_batch["acc"]) == [None] * 4 + [1.0] * 4
     assert [e is None for e in output.non_tensor_batch["error"]] == [False] * 4 + [True] * 4
+
+
+def test_a_list_valued_extra_key_and_a_failed_sample_do_not_crash_verls_step(ray_session, tokenizer_dir,
+                                                                            tmp_path):
+    reward = tmp_path / "steps.py"
+    reward.write_text(
+        "import numpy, torch\n"
+        "def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n"
+        "    if solution_str == 'raise':\n"
+        "        raise ValueError('no')\n"
+        "    steps = [1.0] * len(solution_str)  # ragged across samples too\n"
+        "    score = torch.tensor(1.0) if solution_str == '42' else numpy.array(0.5)  # 0-d, as verl takes\n"
+        "    return {'score': score, 'steps': steps, 'shape': numpy.array(len(steps))}\n")
+    run_batch.data = batch(tokenizer_dir, [("d", "42", "42"), ("d", "raise", "42"), ("d", "7", "7"),
+                                           ("d", "42", "42")])
+    output, _ = score_with(verl_config(tokenizer_dir, [
+        *MANAGER, f"+reward.verl_rewards.path={reward}", "+reward.verl_rewards.executor=local",
+        "+reward.verl_rewards.extra_keys=[steps,shape]"]))
+    assert last_token_scores(output, run_batch.data) == [1.0, 0.0, 0.5, 1.0]
+    assert output.non_tensor_batch["steps"].shape == (4,)  # one element per sample
+    assert list(output.non_tensor_batch["steps"]) == ["[1.0, 1.0]", None, "[1.0]", "[1.0, 1.0]"]
+    assert list(output.non_tensor_batch["shape"]) == [2, None, 1, 2]
+    assert output.non_tensor_batch["error"][1].startswith("ValueError: no")
+
+
+def test_on_error_skip_says_verl_cannot_leave_a_sample_out_and_scores_error_score(tokenizer_dir, caplog):
+    from verl_rewards.integrations.verl import RewardManager
+
+    data = batch(tokenizer_dir, [("d", "42", "42"), ("d", "raise", "42")])
+    config = verl_config(tokenizer_dir, [
+        *MANAGER, "+reward.verl_rewards.plugin=faulty", "+reward.verl_rewards.executor=local",
+        "+reward.verl_rewards.on_error=skip", "+reward.verl_rewards.error_score=-1"])
+    manager = RewardManager(config=config, tokenizer=PreTrainedTokenizerFast.from_pretrained(tokenizer_dir),
+                            compute_score=None)
+    assert "on_error=skip: verl 0.9.1's reward loop cannot leave one sample out" in caplog.text
+    result = manager(data, return_dict=True)
+    assert result["reward_tensor"].sum().item() == 0.0  # 1.0 + (-1.0)
+    assert "RuntimeError" in result["reward_extra_info"]["error"][1]
+
+
+def test_a_pool_the_cluster_cannot_place_is_refused_when_the_manager_is_built(ray_session, tokenizer_dir):
+    from verl_rewards.errors import ConfigError
+    from verl_rewards.integrations.verl import RewardManager
+
+    config = verl_config(tokenizer_dir, [
+        *MANAGER, "+reward.verl_rewards.plugin=exact_match", "+reward.verl_rewards.num_workers=64"])
+    with pytest.raises(ConfigError, match=r"cannot be placed on this Ray cluster: 64 worker\(s\) x 1 CPU = 64 "
+                                          r"but the cluster has 2\. Lower reward\.verl_rewards\.num_workers, "
+                                          r"reward\.verl_rewards\.worker_num_cpus"):
+        RewardManager(config=config, tokenizer=None, compute_score=None)

@@ -118,7 +118,8 @@ def test_a_shape_error_raised_on_a_worker_keeps_its_type_and_says_where(ray_sess
     make_dist("shapeless-rewards", "0.1", "[verl_rewards]\nshapeless = plug_shapeless:NOT_CALLABLE\n",
               {"plug_shapeless.py": "NOT_CALLABLE = 42\n"})
     with pytest.raises(PluginShapeError) as info:
-        Scorer.from_config(_cfg("shapeless", ship_package=True, num_workers=1)).start()
+        # workers_only: the driver leaves it to the workers (else it fails there, before Ray)
+        Scorer.from_config(_cfg("shapeless", ship_package=True, workers_only=True, num_workers=1)).start()
     message = str(info.value)
     assert message.count("cannot load reward") == 1
     assert "shapeless (shapeless-rewards 0.1)" in message and "(on worker node " in message

@@ -92,3 +92,18 @@ def test_a_plugin_that_fails_to_import_exits_1_naming_dist_and_missing_module(ca
     assert captured.err == (
         "verl-rewards: error: cannot load reward broken (broken-rewards 0.2): importing "
         "plug_broken failed: ModuleNotFoundError: No module named 'numpyy_not_installed'\n")
+
+
+def test_show_reads_a_class_reward_without_building_it(make_dist, capsys):
+    make_dist("model-show", "1.0", {"heavy_show": "plug_heavy_show:Model"}, {"plug_heavy_show.py": '''
+        class Model:
+            def __init__(self, path: str = "m", strict: bool = False):
+                raise RuntimeError("a model would load here")
+
+            def __call__(self, data_source, solution_str, ground_truth, extra_info=None, prompt=None):
+                return 1.0
+    '''})
+    fields = _show(capsys, "heavy_show")
+    assert fields["shape"] == "sample, sync class"
+    assert fields["kwargs"] == "path: str, strict: bool" and fields["takes_prompt"] == "True"
+    assert fields["call"].startswith("__call__(data_source, solution_str")

@@ -121,3 +121,19 @@ def test_plain_values_stay_literal_when_overrides_are_given():
 
 def test_on_error_skip_is_accepted():
     assert load_config({"plugin": "x", "on_error": "skip"}).on_error == "skip"
+
+
+def test_defaults_fill_only_the_keys_a_section_leaves_unset(tmp_path):
+    local = {"executor": "local"}
+    assert load_config({"plugin": "p"}, defaults=local).executor == "local"
+    assert load_config({"plugin": "p", "executor": "ray"}, defaults=local).executor == "ray"
+    path = tmp_path / "reward.yaml"
+    path.write_text("reward:\n  plugin: p\n")
+    assert load_config(str(path), defaults=local).executor == "local"
+    assert load_config(str(path), ["reward.executor=ray"], defaults=local).executor == "ray"
+
+
+def test_as_section_loads_back_to_the_same_config():
+    config = load_config({"rewards": {"a": {"plugin": "p", "weight": 2}}, "route": {"d": "a"},
+                          "timeout_s": 5})
+    assert load_config(config.as_section()) == config

@@ -9,8 +9,8 @@ import pytest
 
 from verl_rewards import Scorer, load_config
 from verl_rewards.cli.main import main
-from verl_rewards.dispatch import limits_for, resolve_spec, timeout_of
-from verl_rewards.scoring import Limits
+from verl_rewards.dispatch import loaded_rewards, resolve_spec
+from verl_rewards.limits import Limits, limits_for, longest
 from verl_rewards.spec import spec_from_config
 
 DECLARED = '''
@@ -37,13 +37,13 @@ def test_unset_timeout_means_declared_else_default(timed_dist):
     assert limits_for(load_config({"plugin": "hang"})) == Limits(30.0, 32, use_declared=True)
     for plugin, expected in (("hang", 0.4), ("plain", 30.0)):
         config = load_config({"plugin": plugin})
-        assert timeout_of(resolve_spec(spec_from_config(config)), limits_for(config)) == expected
+        assert longest(limits_for(config), loaded_rewards(resolve_spec(spec_from_config(config)))) == expected
 
 
 def test_a_set_timeout_overrides_the_declared_one_and_null_means_none(timed_dist):
     for value, expected in ((5, 5), (None, None)):
         config = load_config({"plugin": "hang", "timeout_s": value})
-        assert timeout_of(resolve_spec(spec_from_config(config)), limits_for(config)) == expected
+        assert longest(limits_for(config), loaded_rewards(resolve_spec(spec_from_config(config)))) == expected
 
 
 def test_show_and_the_scorer_agree_on_a_declared_timeout(timed_dist, capsys):
@@ -62,7 +62,7 @@ def test_each_component_of_a_composite_gets_its_own_declared_timeout(timed_dist)
     with Scorer.from_config(config) as scorer:
         result = scorer.score([{"data_source": "d", "solution_str": "hang", "ground_truth": ""}])
     assert result.errors == ["[h] SampleTimeout: exceeded timeout_s=0.4"]
-    assert timeout_of(resolve_spec(spec_from_config(config)), limits_for(config)) == 30.0
+    assert longest(limits_for(config), loaded_rewards(resolve_spec(spec_from_config(config)))) == 30.0
 
 
 def test_timeout_s_must_be_seconds_auto_or_null():

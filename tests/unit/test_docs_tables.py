@@ -78,18 +78,20 @@ def test_readme_config_comments_name_every_choice_of_a_choice_key():
 
 
 def _architecture_table() -> dict[str, str]:
-    """``{module or package/: its description}`` from the first code block of architecture.md."""
+    """``{module or package/: its description}`` from the first code block of architecture.md.
+
+    A row is ``[Ln] name description`` (``Ln``: the layer, on its first row only); a line
+    indented further continues the row above."""
     block = _fenced((ROOT / "docs/architecture.md").read_text())[0]
     rows: dict[str, str] = {}
     last = ""
     for line in block.splitlines():
-        if not line.strip():
-            continue
-        if line[0].isspace():  # a continuation of the row above
+        row = re.match(r"^(?:L\d+)?\s{0,4}(\S+(?:\.py|/))\s+(.*)$", line)
+        if row:
+            last = row.group(1)
+            rows[last] = row.group(2).strip()
+        elif line.strip():
             rows[last] += " " + line.strip()
-            continue
-        last, _, description = line.partition(" ")
-        rows[last] = description.strip()
     return rows
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from verl_rewards import RewardRef
+from verl_rewards import Scorer
 from verl_rewards.config import load_config
-from verl_rewards.discovery import select
-from verl_rewards.executors.hardware import declared_num_gpus, shortfall, worker_options
+from verl_rewards.executors.hardware import shortfall, unplaceable, worker_options
 
 GPU_PLUGIN = {"plug_gpu.py": '''
 from verl_rewards import reward
@@ -20,36 +19,37 @@ def cpu_only(data_source, solution_str, ground_truth, extra_info=None):
 '''}
 
 
-def _refs(make_dist, *names: str) -> tuple[RewardRef, ...]:
+def _declared_gpus(make_dist, section: dict) -> float:
     make_dist("gpu-rewards", "1.0", {"gpu_model": "plug_gpu:Model", "cpu_only": "plug_gpu:cpu_only"},
               GPU_PLUGIN)
-    return tuple(RewardRef.from_plugin(select(n)) for n in names)
+    return Scorer.from_config({"executor": "local", **section}).info.num_gpus
 
 
 def test_a_plugins_declared_gpus_are_the_default_request(make_dist) -> None:
-    refs = _refs(make_dist, "gpu_model")
-    options = worker_options(refs, load_config({"plugin": "gpu_model"}))
-    assert options == {"num_cpus": 1.0, "num_gpus": 0.5}
+    gpus = _declared_gpus(make_dist, {"plugin": "gpu_model"})
+    assert worker_options(load_config({"plugin": "gpu_model"}), gpus) == {"num_cpus": 1.0, "num_gpus": 0.5}
 
 
 def test_config_overrides_the_declaration_and_adds_custom_resources(make_dist) -> None:
-    refs = _refs(make_dist, "gpu_model")
+    gpus = _declared_gpus(make_dist, {"plugin": "gpu_model"})
     config = load_config({"plugin": "gpu_model", "worker_num_gpus": 0, "worker_num_cpus": 2,
                           "worker_resources": {"accel": 1}})
-    assert worker_options(refs, config) == {"num_cpus": 2, "resources": {"accel": 1}}
+    assert worker_options(config, gpus) == {"num_cpus": 2, "resources": {"accel": 1}}
 
 
 def test_a_plugin_declaring_nothing_asks_for_no_gpu_and_the_most_of_a_composite_wins(make_dist) -> None:
-    assert declared_num_gpus(_refs(make_dist, "cpu_only")) == 0.0
-    composite = tuple(RewardRef.from_plugin(select(n)) for n in ("cpu_only", "gpu_model"))
-    assert declared_num_gpus(composite) == 0.5
+    assert _declared_gpus(make_dist, {"plugin": "cpu_only"}) == 0.0
+    rewards = {"a": {"plugin": "cpu_only"}, "b": {"plugin": "gpu_model"}}
+    assert Scorer.from_config({"executor": "local", "rewards": rewards}).info.num_gpus == 0.5
 
 
-def test_a_file_reward_is_not_executed_in_the_driver_to_read_its_declaration(reward_file) -> None:
-    path = reward_file("raise SystemExit('executed in the driver')\n"
-                       "def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n"
-                       "    return 1.0\n")
-    assert declared_num_gpus((RewardRef.from_file(path, "compute_score"),)) == 0.0
+def test_an_unplaceable_pool_names_the_keys_under_the_hosts_prefix() -> None:
+    config = load_config({"plugin": "p", "num_workers": 4, "worker_num_cpus": 2})
+    problem = unplaceable(worker_options(config), config, {"CPU": 2.0}, prefix="reward.verl_rewards.")
+    assert problem is not None and problem.startswith("4 worker(s) x 2 CPU = 8 but the cluster has 2. "
+                                                      "Lower reward.verl_rewards.num_workers, "
+                                                      "reward.verl_rewards.worker_num_cpus")
+    assert unplaceable(worker_options(config), config, {"CPU": 8.0}) is None
 
 
 def test_shortfall_names_each_resource_the_whole_cluster_lacks() -> None:

@@ -183,3 +183,15 @@ def test_the_prompt_reaches_a_reward_that_asks_for_it(monkeypatch, reward_file):
     monkeypatch.delenv("VERL_REWARDS_PLUGIN", raising=False)
     result = load_reward_file()(["Q: 7", "R: 7"], ["Q:", "R:"], ["7", "7"])
     assert result["rewards"].tolist() == [1.0, 0.0]
+
+
+def test_a_yaml_config_keeps_the_adapters_local_executor_unless_it_sets_one(monkeypatch, tmp_path):
+    config = tmp_path / "reward.yaml"
+    config.write_text("reward:\n  plugin: exact_match\n  timeout_s: 5\n")
+    monkeypatch.setenv("VERL_REWARDS_CONFIG", str(config))
+    settings, _ = real_module.prepare()
+    assert (settings.config.executor, settings.config.timeout_s) == ("local", 5)
+    assert single_turn(load_reward_file(), "P1", "P", "1")[0] == 1.0
+    real_module._settings.clear()
+    config.write_text("reward:\n  plugin: exact_match\n  executor: ray\n")
+    assert real_module.load_settings({"VERL_REWARDS_CONFIG": str(config)})[0].config.executor == "ray"

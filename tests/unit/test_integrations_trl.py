@@ -242,3 +242,30 @@ def test_the_prompt_reaches_a_plugin_that_asks_for_it(reward_file):
     chat = [[{"role": "user", "content": "Q?"}]]
     assert fn(prompts=chat, completions=[[{"role": "assistant", "content": "a"}]],
               ground_truth=[""]) == [1.0]
+
+
+def test_a_class_reward_is_not_built_in_the_callers_process_to_learn_it_is_async(make_dist):
+    make_dist("model-rewards", "1.0", "[verl_rewards]\nheavy = plug_heavy:Model\n", {"plug_heavy.py": '''
+        BUILT = []
+
+        class Model:
+            def __init__(self, scale=1.0):
+                BUILT.append(scale)  # a model would load here
+
+            async def __call__(self, data_source, solution_str, ground_truth, extra_info=None):
+                return 1.0
+    '''})
+    fn = reward_func("heavy", reward=None, kwargs={"scale": 2.0})
+    assert isinstance(fn, AsyncPluginReward)  # async, read from the class's unbound __call__
+    assert importlib.import_module("plug_heavy").BUILT == []
+    assert trl_call(fn, ["x"], ground_truth=["x"]) == [1.0]  # built where it scores
+    assert importlib.import_module("plug_heavy").BUILT == [2.0]
+
+
+def test_on_error_skip_returns_none_for_a_failed_sample_and_logs_the_failed_fraction():
+    metrics = []
+    fn = reward_func("faulty", on_error="skip")
+    scores = fn(prompts=["Q"] * 3, completions=["1", "raise", "1"], ground_truth=["1"] * 3,
+                log_metric=lambda name, value: metrics.append((name, value)))
+    assert scores == [1.0, None, 1.0]
+    assert metrics == [("rewards/faulty/failed", 1 / 3)]

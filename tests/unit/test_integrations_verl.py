@@ -21,8 +21,8 @@ from verl_rewards import discovery
 from verl_rewards.errors import (
     ConfigError,
     PluginNotFoundError,
-    PluginShapeError,
     RewardError,
+    RewardKwargsError,
 )
 from verl_rewards.integrations.verl import compute_score, compute_score_async, compute_score_batch
 
@@ -132,9 +132,21 @@ def test_a_config_error_is_remembered_not_rediscovered(monkeypatch):
         naive_call(fn)
 
 
-def test_kwargs_the_plugin_does_not_take_fail_at_load_naming_the_plugin():
-    with pytest.raises(PluginShapeError, match=r"exact_match .*reward.kwargs \['colour'\]"):
-        naive_call(verl_wraps({"plugin": "exact_match", "colour": "red"}))
+def test_a_misspelt_kwarg_is_the_clis_config_error_and_is_remembered(monkeypatch):
+    scans = []
+    real_find = discovery.find_plugins
+    monkeypatch.setattr(discovery, "find_plugins", lambda *a, **k: (scans.append(1), real_find(*a, **k))[1])
+    fn = verl_wraps({"plugin": "exact_match", "colour": "red"})
+    for _ in range(3):  # verl calls once per sample: the installed plugins are scanned once
+        with pytest.raises(RewardKwargsError, match=r"^reward.kwargs 'colour' not accepted by reward "
+                                                    r"exact_match \(verl-rewards-testkit .*it accepts: bonus"):
+            naive_call(fn)
+    assert len(scans) == 1
+
+
+def test_a_kwarg_of_the_wrong_simple_type_is_refused_naming_the_parameter():
+    with pytest.raises(RewardKwargsError, match=r"'bonus' must be float, not 'lots' \(str\)"):
+        adapter.reference({"plugin": "exact_match", "bonus": "lots"})
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -63,10 +63,32 @@ def test_a_plugin_that_raises_on_import_fails_before_any_worker(make_dist):
         Scorer.from_config({"plugin": "raising", "executor": "ray"})
 
 
-def test_a_plugin_missing_a_module_here_is_left_to_the_workers(broken_dist):
-    # `import numpyy_not_installed`: the workers' environment may have it.
-    scorer = Scorer.from_config({"plugin": "broken", "executor": "local"})
-    assert scorer.ref.name == "broken"
+def test_a_plugin_that_does_not_import_here_fails_before_ray_starts_naming_the_driver(broken_dist):
+    import ray
+
+    began_initialized = ray.is_initialized()
+    with pytest.raises(PluginLoadError) as raised:
+        Scorer.from_config({"plugin": "broken", "executor": "ray"})
+    message = str(raised.value)
+    assert "No module named 'numpyy_not_installed' (in the driver, before any Ray worker started" in message
+    assert "reward.workers_only=true" in message and "worker node" not in message
+    assert ray.is_initialized() == began_initialized  # nothing started
+
+
+@pytest.mark.parametrize("flag", ["workers_only", "ship_package"])
+def test_a_plugin_whose_dependency_only_the_workers_have_is_left_to_them_when_the_config_says_so(
+        broken_dist, flag):
+    scorer = Scorer.from_config({"plugin": "broken", "executor": "ray", flag: True})
+    assert scorer.ref.name == "broken" and not scorer.info.inspected and scorer.info.takes_prompt
+
+
+def test_kwargs_values_are_checked_against_simple_annotations_and_defaults(reward_file):
+    path = reward_file(REWARD)
+    with pytest.raises(RewardKwargsError, match=r"'strict' must be bool, not 'yes' \(str\); "
+                                                r"'scale' must be float, not True \(bool\)"):
+        Scorer.from_config({"path": str(path), "kwargs": {"strict": "yes", "scale": True}})
+    scorer = Scorer.from_config({"path": str(path), "kwargs": {"strict": True, "scale": 2}})
+    assert scorer.info.kwarg_types == {"strict": "bool", "scale": "float"}
 
 
 def test_the_cli_exits_2_once_with_the_accepted_keys_before_ray_starts(tmp_path, capsys):
@@ -80,3 +102,14 @@ def test_the_cli_exits_2_once_with_the_accepted_keys_before_ray_starts(tmp_path,
                           "exact_match (verl-rewards-testkit ")
     assert err.count("not accepted") == 1 and "it accepts: " in err
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_reward_of_the_wrong_shape_fails_in_the_driver_without_an_install_hint(make_dist):
+    from verl_rewards.errors import PluginShapeError
+
+    make_dist("shapeless-here", "0.1", {"shapeless_here": "plug_shapeless_here:NOT_CALLABLE"},
+              {"plug_shapeless_here.py": "NOT_CALLABLE = 42\n"})
+    with pytest.raises(PluginShapeError) as raised:
+        Scorer.from_config({"plugin": "shapeless_here", "executor": "ray"})
+    assert str(raised.value) == ("cannot load reward shapeless_here (shapeless-here 0.1): "
+                                 "target is a int, not a function or class")

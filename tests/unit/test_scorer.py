@@ -81,3 +81,20 @@ def test_on_error_skip_marks_failed_samples_untrainable(local_cfg):
         result = scorer.score(_rows("a", "raise"))
     assert result.trainable == [True, False]
     assert result.statuses == ["ok", "failed"]
+
+
+def test_info_is_read_once_at_construction_and_also_for_a_scorer_built_from_a_spec():
+    from verl_rewards.spec import spec_from_config
+
+    built = Scorer.from_config({"plugin": "exact_match", "executor": "local"})
+    assert (built.info.shape, built.info.is_async, built.info.accepted_kwargs) == ("sample", False, ("bonus",))
+    direct = Scorer(built.ref, built.config)  # e.g. in a process the reference was sent to
+    assert direct.info == built.info and direct.key == built.key
+    assert spec_from_config(built.config) == built.ref
+
+
+def test_unplaceable_names_the_keys_to_change():
+    scorer = Scorer.from_config({"plugin": "exact_match", "num_workers": 3})
+    assert scorer.unplaceable({"CPU": 8.0}) is None
+    assert scorer.unplaceable({"CPU": 2.0}).startswith("3 worker(s) x 1 CPU = 3 but the cluster has 2. "
+                                                      "Lower reward.num_workers")

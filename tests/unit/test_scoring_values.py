@@ -37,7 +37,22 @@ def test_bools_and_numpy_scalars_score_alike(value, score):
     assert validate(value, "p", 0) == (score, None)
 
 
-@pytest.mark.parametrize("value", ["1.0", b"1", None, [1.0], numpy.array([1.0, 2.0])])
+@pytest.mark.parametrize("value, score", [(numpy.array(0.5), 0.5), (numpy.array(True), 1.0),
+                                          ({"score": numpy.array(2)}, 2.0)])
+def test_a_0d_array_scores_as_verls_managers_take_it(value, score):
+    assert validate(value, "p", 0)[0] == score
+
+
+def test_a_0d_torch_tensor_scores_and_a_1d_one_does_not():
+    import torch
+
+    assert validate(torch.tensor(0.25), "p", 0) == (0.25, None)
+    with pytest.raises(RewardValueError, match="expected a number, got Tensor"):
+        validate(torch.tensor([0.25]), "p", 0)
+
+
+@pytest.mark.parametrize("value", ["1.0", b"1", None, [1.0], numpy.array([1.0, 2.0]),
+                                   numpy.array("1.0")])
 def test_non_numbers_are_rejected(value):
     with pytest.raises(RewardValueError, match="expected a number"):
         validate(value, "p", 0)

@@ -137,3 +137,14 @@ def test_a_data_source_that_is_not_a_string_is_routed_by_its_text_and_fails_only
     assert result.errors[:2] == [None, None]  # the list's text matched its route
     assert result.errors[2].startswith("RoutingError: no reward is routed for data_source ['q']")
     assert result.errors[3] is None
+
+
+def test_the_identity_key_changes_with_the_config_and_the_kwargs_and_is_stable(format_file):
+    from verl_rewards.spec import identity_key
+
+    base = load_config({"path": str(format_file), "executor": "local"})
+    key = identity_key(spec_from_config(base), base)
+    assert key == identity_key(spec_from_config(base), load_config(base.as_section()))
+    other = load_config({"path": str(format_file), "executor": "local", "timeout_s": 3})
+    assert identity_key(spec_from_config(other), other) != key
+    assert Scorer.from_config(base).key == key and len(key) == 16

@@ -9,8 +9,8 @@ from .errors import EXIT_OK
 from .output import emit
 
 if TYPE_CHECKING:
+    from .._inspect import RewardInfo
     from ..discovery import PluginRecord
-    from ..resolve import LoadedReward
 
 NAME = "show"
 HELP = "Show a plugin: target, shape, signature, docstring, metadata, source file."
@@ -32,14 +32,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import the plugin and describe it."""
-    from ..checking import load_for_inspection
+    from ..checking import inspect_plugin
     from ..discovery import select
 
     record = select(args.name)
     if not args.json:
         emit(record.display_name, *_lines({"target": record.target}))
-    loaded = load_for_inspection(record)  # as `check` loads it; a load error maps to exit 1
-    info = describe(record, loaded)
+    target, reward = inspect_plugin(record)  # imported, never built; a load error maps to exit 1
+    info = describe(record, target, reward)
     if args.json:
         import json
 
@@ -49,50 +49,58 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def describe(record: PluginRecord, loaded: LoadedReward) -> dict[str, Any]:
-    """Everything ``show`` prints about a loaded plugin, as plain data."""
+def describe(record: PluginRecord, target: object, reward: RewardInfo) -> dict[str, Any]:
+    """Everything ``show`` prints about a plugin, as plain data (read from its
+    :class:`RewardInfo`: a class reward is not instantiated)."""
     import inspect
     from dataclasses import asdict
 
     from ..checking import describe_shape
-    from ..scoring import Limits
+    from ..limits import DECLARED
 
-    target = loaded.target
-    meta = loaded.meta
+    meta = reward.meta
     info: dict[str, Any] = {
         "name": record.name,
         "target": record.target,
         "distribution": record.dist,
         "version": record.version,
-        "shape": describe_shape(loaded),
+        "shape": describe_shape(reward),
         "signature": _signature(target),
     }
-    if loaded.is_class:
-        info["call"] = _signature(loaded.call, name="__call__")
+    if reward.is_class:
+        info["call"] = _signature(getattr(target, "__call__"), name="__call__", drop_first=True)  # noqa: B004, B009
+    info["kwargs"] = "any (**kwargs)" if reward.accepts_var_kwargs else ", ".join(
+        f"{k}: {reward.kwarg_types[k]}" if k in reward.kwarg_types else k for k in reward.accepted_kwargs
+    ) or "none"
+    info["takes_prompt"] = reward.takes_prompt
     info["source"] = _source(target)
     info["docstring"] = inspect.getdoc(target) or ""
     info["description"] = meta.description
     info["data_sources"] = list(meta.data_sources)
     # What the runtime uses when reward.timeout_s is not set: the declared timeout, else the default.
-    info["timeout_s"] = Limits(use_declared=True).for_reward(loaded).timeout_s
+    info["timeout_s"] = DECLARED.for_reward(reward).timeout_s
     info["timeout_declared"] = meta.timeout_s is not None
     info["tags"] = list(meta.tags)
     info["examples"] = [asdict(e) for e in meta.examples]
     return info
 
 
-def _signature(obj: Any, name: str | None = None) -> str:
+def _signature(obj: Any, name: str | None = None, drop_first: bool = False) -> str:
+    """``obj``'s signature as text; ``drop_first``: without ``self`` (a class's ``__call__``)."""
     import inspect
 
     label = name or getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")
-    try:
-        return f"{label}{inspect.signature(obj, eval_str=True)}"
-    except Exception:  # noqa: BLE001 - an annotation that cannot be evaluated here
-        pass
-    try:
-        return f"{label}{inspect.signature(obj)}"
-    except (TypeError, ValueError):
-        return f"{label}(...)"
+    for eval_str in (True, False):
+        try:
+            signature = inspect.signature(obj, eval_str=eval_str)
+        except (TypeError, ValueError):
+            return f"{label}(...)"
+        except Exception:  # noqa: BLE001 - an annotation that cannot be evaluated here
+            continue
+        if drop_first:
+            signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+        return f"{label}{signature}"
+    return f"{label}(...)"
 
 
 def _source(target: Any) -> str:

@@ -1,6 +1,6 @@
 """Executors score a batch of samples: ``local`` in-process, ``ray`` on actors.
 
-Only this package knows Ray, and only :mod:`.ray_pool` imports it.
+Only this package knows Ray (``ray_*.py`` and ``shared_pool.py`` import it).
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from .._inspect import RewardInfo
 from ..config import RewardConfig
 from ..outcomes import Outcome
 from ..samples import Sample
@@ -27,12 +28,17 @@ class Executor(Protocol):
         """Release every resource ``start`` acquired."""
 
 
-def make_executor(spec: RewardSpec, config: RewardConfig) -> Executor:
-    """The executor ``config.executor`` names, not yet started."""
+def make_executor(spec: RewardSpec, config: RewardConfig, info: RewardInfo) -> Executor:
+    """The executor ``config.executor`` names, not yet started (``info``: what the
+    driver read about the reward, e.g. its declared GPUs)."""
     if config.executor == "local":
         from .local import LocalExecutor
 
         return LocalExecutor(spec, config)
+    if config.share_pool:
+        from .shared_pool import SharedPoolExecutor
+
+        return SharedPoolExecutor(spec, config, info)
     from .ray_pool import RayExecutor
 
-    return RayExecutor(spec, config)
+    return RayExecutor(spec, config, info)

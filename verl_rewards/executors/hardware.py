@@ -1,26 +1,23 @@
 """What each reward worker asks Ray for: CPUs, GPUs (fractional allowed) and
 custom resources, from ``reward.*`` keys, else the plugin's ``@reward(num_gpus=...)``.
 
-Pure functions, no Ray: :mod:`.ray_pool` turns the request into actor options
-and checks it against the cluster before starting workers, so an impossible
-request is a clear error at start, not an actor that waits forever.
+Pure functions, no Ray: :mod:`.ray_pool` (and the verl manager, when it is
+built) check the request against the cluster before starting workers, so an
+impossible request is a clear error at start, not an actor that waits forever.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 
 from ..config import RewardConfig
-from ..reference import RewardRef
-
-log = logging.getLogger(__name__)
 
 
-def worker_options(refs: tuple[RewardRef, ...], config: RewardConfig) -> dict[str, object]:
-    """Ray actor options for one reward worker (besides ``max_concurrency``)."""
+def worker_options(config: RewardConfig, declared_num_gpus: float = 0.0) -> dict[str, object]:
+    """Ray actor options for one reward worker (besides ``max_concurrency``);
+    ``declared_num_gpus``: the most any of its rewards declares (``RewardInfo.num_gpus``)."""
     options: dict[str, object] = {"num_cpus": config.worker_num_cpus}
-    gpus = config.worker_num_gpus if config.worker_num_gpus is not None else declared_num_gpus(refs)
+    gpus = config.worker_num_gpus if config.worker_num_gpus is not None else declared_num_gpus
     if gpus:
         options["num_gpus"] = gpus
     if config.worker_resources:
@@ -28,27 +25,18 @@ def worker_options(refs: tuple[RewardRef, ...], config: RewardConfig) -> dict[st
     return options
 
 
-def declared_num_gpus(refs: tuple[RewardRef, ...]) -> float:
-    """The most GPUs any plugin among ``refs`` declares (``@reward(num_gpus=...)``), else 0.
-
-    Imports each plugin's module in this (the driver's) process to read its
-    metadata; a file reward is not executed here, and a plugin that cannot be
-    imported here declares nothing (its workers report the import error).
-    """
-    from ..metadata import metadata_of
-    from ..resolve import import_target
-
-    most = 0.0
-    for ref in refs:
-        if ref.kind != "plugin":
-            continue
-        try:
-            declared = metadata_of(import_target(ref)).num_gpus
-        except Exception as e:  # reported by the workers, which must import it
-            log.debug("reading %s's declared num_gpus: %s", ref.display_name, e)
-            continue
-        most = max(most, declared or 0.0)
-    return most
+def unplaceable(
+    options: Mapping[str, object], config: RewardConfig, cluster: Mapping[str, float],
+    prefix: str = "reward.",
+) -> str | None:
+    """Why the cluster can never place the pool (naming the keys to change, under
+    ``prefix``), or None when it can."""
+    missing = shortfall(options, config.num_workers, cluster)
+    if not missing:
+        return None
+    return (f"{'; '.join(missing)}. Lower {prefix}num_workers, {prefix}worker_num_cpus, "
+            f"{prefix}worker_num_gpus or {prefix}worker_resources, or start Ray with those "
+            f"resources (ray start --num-cpus N --num-gpus N --resources '{{...}}')")
 
 
 def shortfall(

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..config import RewardConfig
-from ..dispatch import LoadedSpec, limits_for, resolve_spec, score_spec
+from ..dispatch import LoadedSpec, resolve_spec, score_spec
+from ..limits import limits_for
 from ..outcomes import Outcome
 from ..samples import Sample
 from ..spec import RewardSpec, refs_of

@@ -17,34 +17,43 @@ and re-runs the chunk's unfinished others. Between chunks, a worker past
 from __future__ import annotations
 
 import logging
-import math
 import re
 import threading
 import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
+from .._inspect import RewardInfo
 from ..config import RewardConfig
-from ..dispatch import limits_for
 from ..errors import ExecutorError
+from ..limits import limits_for
 from ..outcomes import Outcome
-from ..samples import Sample, contiguous_runs
+from ..samples import Sample
 from ..scoring import failure, raise_first_failure, timeout_outcome
 from ..spec import RewardSpec, refs_of
 from . import ray_session
+from .faults import (
+    GRACE_S,
+    Chunk,
+    Stuck,
+    Verdict,
+    after_death,
+    after_stall,
+    plan_chunks,
+    should_recycle,
+    silent_too_long,
+    stall_of,
+)
 from .ray_worker import Piece, RewardWorker
 
 log = logging.getLogger(__name__)
 
 _HEARTBEAT_TIMEOUT_S = 2.0
-_GRACE_S = 1.0
-_MAX_CHUNK = 512
-_CHUNKS_PER_WORKER = 4
 START_TIMEOUT_S = 300.0  # a worker's start-up and reward import; then a clear error
 _MAX_START_FAILURES = 20
 _CLOSE_TIMEOUT_S = 10.0  # for class rewards' close() when the pool stops
@@ -61,17 +70,8 @@ class _Slot:
 
 
 @dataclass
-class _Chunk:
-    indices: list[int]  # a contiguous run of batch indices
-    precise: bool = False  # one sample per piece, each taken before the next starts
-    # A worker already died on these samples (in normal mode, so on which one is
-    # unknown): the first that kills a worker again is charged that death too.
-    died_on: bool = False
-
-
-@dataclass
 class _InFlight:
-    chunk: _Chunk
+    chunk: Chunk
     slot: _Slot
     started: float
     received: int = 0  # outcomes received so far, from the chunk's start
@@ -79,14 +79,14 @@ class _InFlight:
     silent_since: float | None = None  # when its worker first failed to answer a heartbeat
 
     @property
-    def unfinished(self) -> list[int]:
+    def unfinished(self) -> tuple[int, ...]:
         return self.chunk.indices[self.received:]
 
 
 @dataclass
 class _RunState:
     outcomes: list[Outcome | None]
-    queue: deque[_Chunk]
+    queue: deque[Chunk]
     crashes: dict[int, int] = field(default_factory=dict)
     restarts: int = 0
     recycled: int = 0
@@ -97,8 +97,9 @@ class _RunState:
 class RayExecutor:
     """Scores on ``num_workers`` Ray actors; joins or starts a Ray session."""
 
-    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
+    def __init__(self, spec: RewardSpec, config: RewardConfig, info: RewardInfo) -> None:
         self._spec = spec
+        self._info = info
         self._name = spec.display_name
         self._config = config
         self._limits = limits_for(config)
@@ -162,18 +163,13 @@ class RayExecutor:
 
     def _hardware(self) -> dict[str, Any]:
         """The per-worker resource request, refused now if the cluster can never meet it."""
-        from .hardware import shortfall, worker_options
+        from .hardware import unplaceable, worker_options
 
-        options = worker_options(refs_of(self._spec), self._config)
-        cluster = ray.cluster_resources()  # type: ignore[no-untyped-call]
-        missing = shortfall(options, self._config.num_workers, cluster)
-        if missing:
+        options = worker_options(self._config, self._info.num_gpus)
+        problem = unplaceable(options, self._config, ray.cluster_resources())  # type: ignore[no-untyped-call]
+        if problem is not None:
             self.close()
-            raise ExecutorError(
-                f"cannot start reward workers for {self._name}: {'; '.join(missing)}. Lower "
-                f"reward.num_workers, reward.worker_num_gpus or reward.worker_resources, or start "
-                f"Ray with those resources (ray start --num-gpus N --resources '{{...}}')"
-            )
+            raise ExecutorError(f"cannot start reward workers for {self._name}: {problem}")
         return options
 
     def _cannot_start(self) -> str:
@@ -193,7 +189,8 @@ class RayExecutor:
         if not self._slots:
             raise ExecutorError(f"the Ray executor for {self._name} is not started")
         with self._run_lock:
-            state = _RunState([None] * len(samples), deque(self._chunks(len(samples))))
+            chunks = plan_chunks(len(samples), len(self._slots), self._config.chunk_size)
+            state = _RunState([None] * len(samples), deque(chunks))
             in_flight: dict[Any, _InFlight] = {}
             try:
                 self._run(samples, stop_on_error, state, in_flight)
@@ -231,14 +228,8 @@ class RayExecutor:
                     self._stop_at_first_failure(job.chunk, in_flight, state)
             idle.extend(self._check_overdue(in_flight, state))
 
-    def _chunks(self, n: int) -> list[_Chunk]:
-        size = self._config.chunk_size or max(
-            1, min(_MAX_CHUNK, math.ceil(n / (len(self._slots) * _CHUNKS_PER_WORKER)))
-        )
-        return [_Chunk(list(range(i, min(i + size, n)))) for i in range(0, n, size)]
-
     def _dispatch(
-        self, chunk: _Chunk, slot: _Slot, samples: Sequence[Sample],
+        self, chunk: Chunk, slot: _Slot, samples: Sequence[Sample],
         in_flight: dict[Any, _InFlight], state: _RunState,
     ) -> None:
         # Chunks are always contiguous runs, so a first index locates every sample.
@@ -273,9 +264,8 @@ class RayExecutor:
     def _after_chunk(self, slot: _Slot, state: _RunState) -> _Slot:
         """``slot``, its worker recycled first if past its call or memory budget."""
         slot.calls += 1
-        max_calls, max_rss = self._config.worker_max_calls, self._config.worker_max_rss_mb
-        if (max_calls is not None and slot.calls >= max_calls) or (
-                max_rss is not None and slot.rss_mb > max_rss):
+        if should_recycle(slot.calls, slot.rss_mb, self._config.worker_max_calls,
+                          self._config.worker_max_rss_mb):
             log.info("recycling reward worker for %s after %d chunk(s) at %.0f MiB",
                      self._name, slot.calls, slot.rss_mb)
             self._replace(slot, state)
@@ -285,37 +275,28 @@ class RayExecutor:
 
     def _on_worker_death(self, job: _InFlight, state: _RunState) -> None:
         self._replace(job.slot, state)
-        unfinished = job.unfinished
-        if not unfinished:
+        verdict = after_death(job.chunk, job.unfinished, state.crashes, self._config.max_sample_crashes)
+        self._apply(verdict, state)
+        if verdict.charged is None:
+            if job.unfinished:
+                log.warning("reward worker for %s died; %d unfinished sample(s) re-run one at a time",
+                            self._name, len(job.unfinished))
             return
-        if not job.chunk.precise:  # the culprit is among the unfinished: find it exactly
-            state.queue.append(_Chunk(unfinished, precise=True, died_on=True))
-            log.warning("reward worker for %s died; %d unfinished sample(s) re-run one at a time",
-                        self._name, len(unfinished))
-            return
-        # Samples run in order and the ones before the culprit just passed, so it
-        # is also the one that killed the worker in normal mode (if that is how
-        # this chunk came about): both deaths are its own.
-        culprit, rest = unfinished[0], unfinished[1:]
-        charged = 2 if job.chunk.died_on else 1
-        crashes = state.crashes[culprit] = state.crashes.get(culprit, 0) + charged
-        if crashes >= self._config.max_sample_crashes:
-            state.outcomes[culprit] = Outcome(
-                None, None,
-                f"WorkerDied: the reward worker process died while scoring this sample "
-                f"({crashes} time{'s' if crashes > 1 else ''}); not retried again", "failed",
-            )
-        else:  # re-run alone: a second death confirms the culprit
-            state.queue.append(_Chunk([culprit], precise=True))
-        if rest:
-            state.queue.append(_Chunk(rest))
+        culprit, crashes = verdict.charged
+        state.crashes[culprit] = crashes
         log.warning("reward worker for %s died on sample %d (crash %d of at most %d)",
                     self._name, culprit, crashes, self._config.max_sample_crashes)
+
+    @staticmethod
+    def _apply(verdict: Verdict, state: _RunState) -> None:
+        for index, outcome in verdict.settled.items():
+            state.outcomes[index] = outcome
+        state.queue.extend(verdict.requeue)
 
     def _check_overdue(self, in_flight: dict[Any, _InFlight], state: _RunState) -> list[_Slot]:
         if self._timeout_s is None:
             return []
-        limit = self._timeout_s + _GRACE_S
+        limit = self._timeout_s + GRACE_S
         freed: list[_Slot] = []
         now = time.monotonic()
         for object_ref, job in list(in_flight.items()):
@@ -331,10 +312,11 @@ class RayExecutor:
                 self._on_worker_death(job, state)
                 continue
             self._replace(job.slot, state)
-            self._requeue_after_stall(job, stuck, state)
+            if self._timeout_s is not None:
+                self._apply(after_stall(job.chunk, job.unfinished, stuck, self._timeout_s), state)
         return freed
 
-    def _stuck_index(self, job: _InFlight, limit: float) -> int | str | None:
+    def _stuck_index(self, job: _InFlight, limit: float) -> Stuck | Literal["dead"] | None:
         """The batch index stuck past ``limit``: "unknown" if the worker cannot
         answer, "dead" if it is gone (its node died), None if it is not stuck."""
         try:
@@ -343,31 +325,11 @@ class RayExecutor:
         except RayActorError:
             return "dead"
         except GetTimeoutError:  # holding the GIL: in C, or a long pure-Python call
-            # Silent for as long as a timeout (not just one 2 s heartbeat) before it
-            # counts as stuck: a call under its allowance may hold the GIL a while.
             now = time.monotonic()
             job.silent_since = job.silent_since or now
-            return "unknown" if now - job.silent_since >= limit else None
+            return "unknown" if silent_too_long(job.silent_since, now, limit) else None
         job.silent_since = None
-        if index is None or allowed is None or running_for < allowed + _GRACE_S:
-            return None
-        if span > 1:  # a batch or async call over several samples: no single culprit
-            return "unknown"
-        return int(index) if index in job.unfinished else "unknown"
-
-    def _requeue_after_stall(self, job: _InFlight, stuck: int | str, state: _RunState) -> None:
-        message = f"exceeded timeout_s={self._timeout_s:g} in code Python could not interrupt; worker replaced"
-        unfinished = job.unfinished
-        if not unfinished:
-            return
-        if isinstance(stuck, str) and not job.chunk.precise and len(unfinished) > 1:
-            state.queue.append(_Chunk(unfinished, precise=True))  # pins the next stall exactly
-            return
-        # In precise mode the worker runs one sample at a time, each only after we
-        # took the one before: the stuck one is the first we have not received.
-        culprit = unfinished[0] if isinstance(stuck, str) else stuck
-        state.outcomes[culprit] = timeout_outcome(message)
-        state.queue.extend(_Chunk(run) for run in contiguous_runs(i for i in unfinished if i != culprit))
+        return stall_of(index, span, running_for, allowed, job.unfinished)
 
     def _replace(self, slot: _Slot, state: _RunState) -> None:
         _kill(slot.actor)
@@ -406,7 +368,7 @@ class RayExecutor:
         return 1.0 if timeout is None else max(0.05, min(1.0, timeout / 4))
 
     def _stop_at_first_failure(
-        self, chunk: _Chunk, in_flight: dict[Any, _InFlight], state: _RunState
+        self, chunk: Chunk, in_flight: dict[Any, _InFlight], state: _RunState
     ) -> None:
         outcomes = [state.outcomes[i] for i in chunk.indices]
         if all(o is None or o.status == "ok" for o in outcomes):

@@ -19,11 +19,11 @@ from typing import Any, NamedTuple
 import ray
 import ray.cloudpickle
 
-from ..dispatch import LoadedComposite, LoadedSpec, resolve_spec, score_spec, timeout_of
+from ..dispatch import LoadedComposite, LoadedSpec, loaded_rewards, resolve_spec, score_spec
 from ..errors import PluginLoadError, PluginNotInstalledError
+from ..limits import Limits, longest
 from ..outcomes import Outcome
 from ..samples import Sample
-from ..scoring import Limits
 from ..spec import RewardSpec, refs_of
 from ..watchdog import Progress
 
@@ -68,7 +68,7 @@ class RewardWorker:
             ) from None
         except PluginLoadError as e:
             raise on_node(e, node) from None
-        return {"pid": os.getpid(), "node": node, "timeout_s": timeout_of(loaded, self._limits)}
+        return {"pid": os.getpid(), "node": node, "timeout_s": longest(self._limits, loaded_rewards(loaded))}
 
     def score(self, samples: list[Sample], first_index: int, precise: bool = False) -> Iterator[Piece]:
         """Score one chunk (``first_index``: its first sample's index in the batch),

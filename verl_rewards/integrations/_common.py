@@ -1,12 +1,12 @@
-"""What the trainer adapters share: a per-process cache keyed by the reward's
-selection, plain config values, and one scoring path.
+"""What the trainer adapters share: a per-process cache, plain config values,
+and the one way to build and use a :class:`Scorer`.
 
 Every adapter builds a reward section (a plugin, a file, or ``rewards`` +
-``route``, with the section's options), turns it into a :class:`Scorer` once
-per process, and scores through it: the same spec -> resolve -> dispatch code
-as the CLI and the trainer, with the same timeout rule and per-sample errors.
-Adapters default to ``executor: local``: they run inside their host's own
-workers.
+``route``, with the section's options) and turns it into a :class:`Scorer`
+with :meth:`Scorer.from_config` (validation, preflight and inspection, as
+for the CLI and the trainer) once per process, then scores through it.
+Adapters default to ``executor: local`` (they run inside their host's own
+workers); a section's own ``executor`` wins.
 """
 
 from __future__ import annotations
@@ -16,16 +16,19 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
-from ..config import RewardConfig, load_config
+from ..config import OnError
 from ..errors import ConfigError
 from ..results import BatchResult
 from ..samples import Sample
 from ..scorer import Scorer
-from ..spec import RewardSpec, spec_from_config
 
-OnError = Literal["score", "raise"]
+__all__ = ["ADAPTER_DEFAULTS", "OnError", "ProcessCache", "logger", "plain", "score_batch",
+           "scorer_from_section", "selection_key", "started"]
+
+# Merged under an adapter's section: the keys it leaves unset.
+ADAPTER_DEFAULTS: Mapping[str, Any] = {"executor": "local"}
 
 logger = logging.getLogger("verl_rewards.integrations")
 
@@ -73,7 +76,8 @@ class ProcessCache(Generic[_T]):
 
 
 def selection_key(options: Mapping[str, Any]) -> Hashable:
-    """A cache key for a reward selection plus its kwargs (cheap when the values are hashable)."""
+    """A cheap per-call lookup key for a host's raw reward options (verl passes them on
+    every call): it finds the scorer already built, whose identity is :attr:`Scorer.key`."""
     try:
         # The type is part of the key: 1, 1.0 and True are equal but distinct kwargs.
         key = tuple(sorted((str(k), type(v), v) for k, v in options.items()))
@@ -96,42 +100,40 @@ def plain(value: Any) -> Any:
     return value
 
 
-def adapter_config(section: Mapping[str, Any]) -> RewardConfig:
-    """Validate a reward section given to an adapter; ``executor`` defaults to ``local``."""
-    return load_config({"executor": "local", **plain(section)})
-
-
-def build_scorer(spec: RewardSpec, config: RewardConfig) -> Scorer:
-    """A started :class:`Scorer`, closed when the process exits."""
-    scorer = Scorer(spec, config).start()
+def started(scorer: Scorer) -> Scorer:
+    """``scorer``, started, and closed when the process exits."""
+    scorer.start()
     atexit.register(scorer.close)
     return scorer
 
 
 def scorer_from_section(section: Mapping[str, Any]) -> Scorer:
-    """Validate ``section``, reference its reward and start a scorer for it."""
-    config = adapter_config(section)
-    return build_scorer(spec_from_config(config), config)
+    """Validate ``section`` (``executor: local`` unless it says otherwise), inspect its
+    reward and start a scorer for it."""
+    return started(Scorer.from_config(plain(section), defaults=ADAPTER_DEFAULTS))
 
 
 def score_batch(scorer: Scorer, samples: Sequence[Sample]) -> BatchResult:
     """Score ``samples`` through ``scorer`` (timeouts, validation, ``on_error``).
 
     ``on_error='raise'`` raises :class:`~verl_rewards.errors.RewardError` at the
-    first failed sample; ``'score'`` gives it ``error_score`` and logs a warning
-    naming the plugin and the sample index.
+    first failed sample; ``'score'`` gives it ``error_score`` and ``'skip'``
+    marks it untrainable (``BatchResult.trainable``), each with a logged
+    warning naming the plugin and the sample index.
     """
     result = scorer.score(samples)
     if result.n_ok != len(result):
-        _warn_failures(scorer.ref.display_name, result.errors, scorer.config.error_score)
+        config = scorer.config
+        fate = "left out of training (on_error='skip')" if config.on_error == "skip" \
+            else f"scored {config.error_score} (on_error='score')"
+        _warn_failures(scorer.ref.display_name, result.errors, fate)
     return result
 
 
-def _warn_failures(plugin: str, errors: Sequence[str | None], error_score: float) -> None:
+def _warn_failures(plugin: str, errors: Sequence[str | None], fate: str) -> None:
     failed = [(i, e) for i, e in enumerate(errors) if e is not None]
     for index, error in failed[:_MAX_WARNINGS]:
-        logger.warning("reward %s failed on sample %d: %s; scored %s (on_error='score')",
-                       plugin, index, error, error_score)
+        logger.warning("reward %s failed on sample %d: %s; %s", plugin, index, error, fate)
     if len(failed) > _MAX_WARNINGS:
-        logger.warning("reward %s: %d more failed samples in this batch of %d scored %s",
-                       plugin, len(failed) - _MAX_WARNINGS, len(errors), error_score)
+        logger.warning("reward %s: %d more failed samples in this batch of %d; %s",
+                       plugin, len(failed) - _MAX_WARNINGS, len(errors), fate)

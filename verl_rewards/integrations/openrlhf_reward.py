@@ -14,7 +14,7 @@ rewards (``rewards``/``route``), and options such as ``timeout_s``.
 OpenRLHF (0.11) loads this file by path in each rollout actor, and the
 settings are validated right then: a misspelled plugin fails the load, not
 every sample. It calls ``reward_func(queries, prompts, labels)``: ``queries`` are prompt + response decoded with special tokens,
-``prompts`` the prompts, ``labels`` the ``--label_key`` values. The response is
+``prompts`` the prompts, ``labels`` the ``--data.label_key`` values. The response is
 the query after its prompt, with trailing end-of-sequence markers removed; the
 label is the ground truth. The result is OpenRLHF's dict of 1-D float tensors:
 ``rewards``, ``scores`` (the same values) and ``extra_logs``.
@@ -30,6 +30,7 @@ log). See ``docs/integrations/openrlhf.md``.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -37,19 +38,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 # Absolute imports: OpenRLHF loads this file by path, outside its package.
-from verl_rewards.config import RewardConfig, Timeout
+from verl_rewards.config import RewardConfig, read_section
 from verl_rewards.errors import ConfigError
 from verl_rewards.integrations._common import (
+    ADAPTER_DEFAULTS,
     ProcessCache,
-    adapter_config,
-    build_scorer,
     logger,
     score_batch,
+    started,
 )
+from verl_rewards.limits import Timeout
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
-from verl_rewards.spec import spec_from_config
 
 ENV_VARS = (
     "VERL_REWARDS_PLUGIN", "VERL_REWARDS_CONFIG", "VERL_REWARDS_KWARGS", "VERL_REWARDS_DATA_SOURCE",
@@ -144,18 +145,21 @@ def strip_suffixes(text: str, suffixes: Sequence[str]) -> str:
             return text
 
 
-def load_settings(env: Mapping[str, str]) -> Settings:
-    """Validate the ``VERL_REWARDS_*`` settings in ``env``."""
+def load_settings(env: Mapping[str, str]) -> tuple[Settings, Scorer]:
+    """Validate the ``VERL_REWARDS_*`` settings in ``env`` and build (not start) the scorer."""
     try:
-        config = adapter_config({**_selection(env), **_options(env)})
-    except ConfigError as e:
-        raise ConfigError(f"invalid VERL_REWARDS_* setting: {e}") from e
-    return Settings(
-        config=config,
+        scorer = Scorer.from_config({**_selection(env), **_options(env)}, defaults=ADAPTER_DEFAULTS)
+    except ConfigError as e:  # the same error type, saying where the setting came from
+        located = copy.copy(e)
+        located.args = (f"invalid VERL_REWARDS_* setting: {e}",)
+        raise located from e
+    settings = Settings(
+        config=scorer.config,
         data_source=env.get("VERL_REWARDS_DATA_SOURCE", "openrlhf"),
         strip=tuple(_json(env, "VERL_REWARDS_STRIP", list(DEFAULT_STRIP), list)),
         log_keys=tuple(_json(env, "VERL_REWARDS_LOG_KEYS", [], list)),
     )
+    return settings, scorer
 
 
 def _selection(env: Mapping[str, str]) -> dict[str, Any]:
@@ -177,9 +181,8 @@ def _selection(env: Mapping[str, str]) -> dict[str, Any]:
                           "VERL_REWARDS_CONFIG put kwargs in the section")
     if config.startswith("{"):
         return dict(_json(env, "VERL_REWARDS_CONFIG", {}, dict))
-    from verl_rewards.config import _as_plain, load_config
-
-    return _as_plain(load_config(config))  # a YAML file (a whole trainer config's `reward:` too)
+    # A YAML file (a whole trainer config's `reward:` too): only the keys it sets.
+    return read_section(config)
 
 
 def _options(env: Mapping[str, str]) -> dict[str, Any]:
@@ -194,8 +197,8 @@ def _options(env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _load(env: Mapping[str, str]) -> tuple[Settings, Scorer]:
-    settings = load_settings(env)
-    return settings, build_scorer(spec_from_config(settings.config), settings.config)
+    settings, scorer = load_settings(env)
+    return settings, started(scorer)
 
 
 def _json(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:

@@ -26,14 +26,14 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any, NamedTuple
 
-from ..config import AUTO, RewardConfig, Timeout
-from ..dispatch import loaded_rewards, resolve_spec
+from ..config import OnError, RewardConfig
 from ..errors import ConfigError
+from ..limits import AUTO, Timeout
 from ..results import BatchResult
 from ..samples import Sample
 from ..scorer import Scorer
-from ..spec import RewardSpec, spec_from_config
-from ._common import OnError, ProcessCache, adapter_config, build_scorer, score_batch
+from ..spec import RewardSpec, identity_key
+from ._common import ADAPTER_DEFAULTS, ProcessCache, score_batch, started
 
 __all__ = ["AsyncPluginReward", "PluginReward", "reward_func"]
 
@@ -81,7 +81,9 @@ def reward_func(
       every column not used above).
     * ``kwargs``: passed to the plugin on every call (or to its class).
     * ``on_error``: ``"score"`` gives a failed sample ``error_score`` and logs a
-      warning naming the plugin and index; ``"raise"`` raises ``RewardError``.
+      warning naming the plugin and index; ``"skip"`` returns None for it (TRL
+      leaves it out of the reward mean and gives it no advantage); ``"raise"``
+      raises ``RewardError``.
     * ``timeout_s``, ``max_concurrency``: per-sample limit (default: the plugin's
       declared timeout, else 30 s) and async fan-out.
     * ``async_``: return an async callable; by default, when the plugin is async
@@ -89,18 +91,17 @@ def reward_func(
     * ``name``: the ``__name__`` TRL logs under (default: the plugin's name, or
       ``composite``), to tell apart two uses of one plugin.
 
-    The plugin is found, imported and checked now, so a wrong name or signature
+    The plugin is found, imported and checked now (never instantiated: a class
+    reward's model loads where it scores), so a wrong name, kwarg or signature
     fails here rather than in the first training step.
     """
-    config = adapter_config({
+    scorer = Scorer.from_config({
         "on_error": on_error, "error_score": error_score, "timeout_s": timeout_s,
         "max_concurrency": max_concurrency, **_selection(plugin, reward, kwargs),
-    })
-    spec = spec_from_config(config)
+    }, defaults=ADAPTER_DEFAULTS)
     columns = _columns(ground_truth_column, data_source, data_source_column, extra_info_columns)
-    is_async = any(r.is_async for r in loaded_rewards(resolve_spec(spec)))
-    cls = AsyncPluginReward if _use_async(is_async, async_) else PluginReward
-    return cls(spec, columns, config, name or _default_name(spec))
+    cls = AsyncPluginReward if _use_async(scorer.info.is_async, async_) else PluginReward
+    return cls(scorer.ref, columns, scorer.config, name or _default_name(scorer.ref))
 
 
 def _selection(plugin: str | None, reward: Mapping[str, Any] | None,
@@ -136,14 +137,18 @@ class _RewardBase:
         return f"{type(self).__name__}({self.ref.display_name})"
 
     def score(self, completions: Sequence[Any], columns: Mapping[str, Any],
-              prompts: Sequence[Any] | None = None) -> list[float]:
-        """Score one TRL batch: one float per completion, in order."""
+              prompts: Sequence[Any] | None = None) -> list[float | None]:
+        """Score one TRL batch: one float per completion, in order; with
+        ``on_error='skip'``, None for a failed one (TRL leaves it out of the
+        reward mean and gives it no advantage)."""
         samples = samples_from_batch(self.columns, completions, columns, prompts)
-        scorer = _scorers.get(repr((self.ref, self.config)),
-                              lambda: build_scorer(self.ref, self.config))
+        scorer = _scorers.get(identity_key(self.ref, self.config),
+                              lambda: started(Scorer(self.ref, self.config)))
         result = score_batch(scorer, samples)
         self._log_failures(columns.get("log_metric"), result)
-        return result.scores
+        if self.config.on_error != "skip":
+            return list(result.scores)
+        return [s if ok else None for s, ok in zip(result.scores, result.trainable)]
 
     def _log_failures(self, log_metric: Any, result: BatchResult) -> None:
         if callable(log_metric) and len(result):  # failed or timed out
@@ -154,7 +159,7 @@ class PluginReward(_RewardBase):
     """A synchronous TRL reward function over a verl-rewards plugin."""
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any],
-                 **columns: Any) -> list[float]:
+                 **columns: Any) -> list[float | None]:
         return self.score(completions, columns, prompts)
 
 
@@ -162,7 +167,7 @@ class AsyncPluginReward(_RewardBase):
     """An async TRL reward function: TRL gathers it with its other async rewards."""
 
     async def __call__(self, prompts: Sequence[Any], completions: Sequence[Any],
-                       **columns: Any) -> list[float]:
+                       **columns: Any) -> list[float | None]:
         # The core scores on its own event loop; a thread keeps TRL's loop free.
         return await asyncio.to_thread(self.score, completions, columns, prompts)
 

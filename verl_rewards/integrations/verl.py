@@ -34,16 +34,16 @@ module-level function of a real module and pickles by reference. See
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 # Absolute imports: verl may also load this file by path, outside its package.
+from verl_rewards.config import SELECTORS
 from verl_rewards.errors import ConfigError
 from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import (
+    ADAPTER_DEFAULTS,
     ProcessCache,
-    adapter_config,
     plain,
     score_batch,
     scorer_from_section,
@@ -52,7 +52,7 @@ from verl_rewards.integrations._common import (
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
-from verl_rewards.spec import RewardSpec, spec_from_config
+from verl_rewards.spec import RewardSpec
 
 if TYPE_CHECKING:
     from verl_rewards.integrations.verl_manager import RewardManager
@@ -63,7 +63,6 @@ __all__ = ["RewardManager", "compute_score", "compute_score_async", "compute_sco
 # verl's reward loop adds these to every call when it serves a reward model
 # (GenRM); they reach a single plugin only if its signature accepts them.
 HOST_KWARGS = ("reward_router_address", "reward_model_tokenizer")
-SELECTORS = ("plugin", "path", "rewards")
 OPTIONS_KEY = "verl_rewards"
 
 _WHERE = "reward.custom_reward_function.reward_kwargs"
@@ -160,8 +159,9 @@ def section(reward_kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 def reference(reward_kwargs: Mapping[str, Any]) -> RewardSpec:
     """The reward (a ``RewardRef``, or a ``CompositeRef``) that verl's ``reward_kwargs``
-    select, validated: raises a ``ConfigError`` naming the fault."""
-    return spec_from_config(adapter_config(section(reward_kwargs)))
+    select, checked as the CLI checks it (kwargs names and simple types included):
+    raises a ``ConfigError`` naming the fault."""
+    return Scorer.from_config(section(reward_kwargs), defaults=ADAPTER_DEFAULTS).ref
 
 
 def __getattr__(name: str) -> Any:
@@ -193,7 +193,9 @@ def _build(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
     async def score_many(samples: list[Sample]) -> BatchResult:
         return await asyncio.to_thread(score_batch, scorer, samples)
 
-    return _Entry(scorer, _host_kwargs_accepted(scorer), Microbatcher(score_many), {})
+    info = scorer.info
+    accepted = frozenset() if info.is_class else frozenset(k for k in HOST_KWARGS if info.accepts(k))
+    return _Entry(scorer, accepted, Microbatcher(score_many), {})
 
 
 def _selection_message(chosen: list[str], reward_kwargs: Mapping[str, Any]) -> str:
@@ -213,22 +215,6 @@ def _pop_host_kwargs(reward_kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: reward_kwargs.pop(k) for k in HOST_KWARGS if k in reward_kwargs}
 
 
-def _host_kwargs_accepted(scorer: Scorer) -> frozenset[str]:
-    from verl_rewards.dispatch import resolve_spec
-    from verl_rewards.resolve import LoadedReward
-
-    loaded = resolve_spec(scorer.ref)  # cached: the local executor resolved it at start
-    if not isinstance(loaded, LoadedReward) or loaded.is_class:
-        return frozenset()
-    try:
-        params = inspect.signature(loaded.call).parameters
-    except (TypeError, ValueError):
-        return frozenset()
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return frozenset(HOST_KWARGS)
-    return frozenset(k for k in HOST_KWARGS if k in params)
-
-
 def _verl_results(result: BatchResult, keys: dict[str, None]) -> list[VerlResult]:
     """Each sample as verl takes it: a float, or ``{"score": ..., **extra}``.
 
@@ -239,9 +225,7 @@ def _verl_results(result: BatchResult, keys: dict[str, None]) -> list[VerlResult
     keys.update(dict.fromkeys(result.extra_info))
     if not keys:
         return list(result.scores)
-    return [{"score": result.scores[i],
-             **{k: (result.extra_info[k][i] if k in result.extra_info else None) for k in keys}}
-            for i in range(len(result))]
+    return [{"score": result.scores[i], **result.extras(i, keys)} for i in range(len(result))]
 
 
 # Older verl (spec_from_file_location("custom_module", path)) and verl's file

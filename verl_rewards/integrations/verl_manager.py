@@ -14,34 +14,39 @@ of one event-loop iteration into one batch, and scores it through the reward
 section ``reward.verl_rewards`` describes (a plugin, a file, or ``rewards`` +
 ``route``; timeouts, crash isolation, per-sample errors). With ``executor:
 ray`` (the default) every reward-loop actor of the job shares one pool of
-``reward.verl_rewards.num_workers`` reward actors
-(:mod:`verl_rewards.executors.shared_pool`).
+``reward.verl_rewards.num_workers`` reward actors (``share_pool``, on by
+default here); a pool the cluster can never place is refused when the
+manager is built, naming the ``reward.verl_rewards.*`` keys to change.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
+import json
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
-from verl_rewards.config import RewardConfig, load_config
+from verl_rewards._inspect import RewardInfo
 from verl_rewards.errors import ConfigError
-from verl_rewards.executors.shared_pool import SharedPool
 from verl_rewards.integrations._batching import Microbatcher
-from verl_rewards.integrations._common import build_scorer, plain
+from verl_rewards.integrations._common import plain, started
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
-from verl_rewards.spec import CompositeRef, RewardSpec, refs_of, spec_from_config
+from verl_rewards.scorer import Scorer
 from verl_rewards.token_rewards import decode_ids
 
 __all__ = ["RewardManager"]
 
+logger = logging.getLogger("verl_rewards.integrations")
+
 
 SECTION = "verl_rewards"  # reward.verl_rewards: the verl-rewards reward section
 ERROR_KEY = "error"
+# Under the section: with the default executor (ray), the job's reward-loop actors share one pool.
+DEFAULTS: Mapping[str, Any] = {"share_pool": True}
 
 
 class RewardManager(RewardManagerBase):
@@ -53,11 +58,18 @@ class RewardManager(RewardManagerBase):
         **_: Any,
     ) -> None:
         super().__init__(config, tokenizer, compute_score)
-        self.reward_config, declared = section_config(config)
-        self.spec = spec_from_config(self.reward_config)
-        self.extra_keys = extra_keys(self.spec, declared)
-        self._backend = _backend(self.spec, self.reward_config)
-        self._wants_prompt = _wants_prompt(self.spec)
+        section, declared = section_config(config)
+        scorer = Scorer.from_config(section, defaults=DEFAULTS)
+        self.reward_config, self.spec = scorer.config, scorer.ref
+        self.extra_keys = extra_keys(scorer.info, declared)
+        _check_placement(scorer)
+        if scorer.config.on_error == "skip":
+            logger.warning("reward.%s.on_error=skip: verl 0.9.1's reward loop cannot leave one sample "
+                           "out of training; a failed sample gets error_score=%s in rm_scores (its "
+                           "`error` column says it failed). See docs/integrations/verl.md",
+                           SECTION, scorer.config.error_score)
+        self._scorer = started(scorer)
+        self._wants_prompt = scorer.info.takes_prompt  # the prompt is decoded only when asked for
         self._batcher: Microbatcher[_Response] = Microbatcher(self._score_responses)
 
     async def run_single(self, data: Any) -> dict[str, Any]:
@@ -73,7 +85,8 @@ class RewardManager(RewardManagerBase):
         tensor = self.assemble_rm_scores(data, result.scores)
         if not return_dict:
             return tensor
-        extra = {k: list(result.extra_info.get(k, [None] * len(result))) for k in self.extra_keys}
+        extra = {k: [stackable(k, result.extras(i, (k,))[k]) for i in range(len(result))]
+                 for k in self.extra_keys}
         return {"reward_tensor": tensor, "reward_extra_info": {**extra, ERROR_KEY: result.errors}}
 
     async def _score_responses(self, responses: list[_Response]) -> BatchResult:
@@ -88,32 +101,52 @@ class RewardManager(RewardManagerBase):
                 prompts[i] = text
         samples = [Sample(r.data_source, text, r.ground_truth, r.extra_info, prompt)
                    for r, text, prompt in zip(responses, texts, prompts)]
-        return await self._backend.score(samples)
+        return await asyncio.to_thread(self._scorer.score, samples)
 
     def _output(self, result: BatchResult, index: int) -> dict[str, Any]:
         # verl builds its extra-info arrays from the *first* sample's keys, across
         # every reward-loop actor: each sample carries exactly the same keys.
-        extra = {k: (result.extra_info[k][index] if k in result.extra_info else None)
-                 for k in self.extra_keys}
+        extra = {k: stackable(k, v) for k, v in result.extras(index, self.extra_keys).items()}
         extra[ERROR_KEY] = result.errors[index]
         return {"reward_score": result.scores[index], "reward_extra_info": extra}
 
 
-def extra_keys(spec: RewardSpec, declared: Sequence[str] | None) -> tuple[str, ...]:
+def extra_keys(info: RewardInfo, declared: Sequence[str] | None) -> tuple[str, ...]:
     """The reward's extra-info keys every sample carries: those declared in
     ``reward.verl_rewards.extra_keys``, else a composite's component scores, else none
     (the keys a reward returns are known only once it has scored, which is too
     late for verl's first sample)."""
     if declared is not None:
         return tuple(k for k in declared if k != ERROR_KEY)
-    if isinstance(spec, CompositeRef):
-        return tuple(c.key for c in spec.components)
-    return ()
+    return tuple(key for key, _ in info.components)  # a composite's component scores
 
 
-def section_config(config: Any) -> tuple[RewardConfig, tuple[str, ...] | None]:
-    """The validated ``reward.verl_rewards`` section of a verl config, and the
-    manager's own ``extra_keys`` option from it."""
+def stackable(key: str, value: Any) -> Any:
+    """``value`` as one element of verl's ``np.array([... one per sample])``: a scalar
+    as it is, a 0-d array as its number, a sequence (list, tuple, array, tensor) as
+    JSON text. Every sample then adds one element whatever it returned, a failed
+    sample's None included, so a list-valued key cannot make the array ragged."""
+    if value is None or isinstance(value, (str, bytes, bool, int, float, Mapping)):
+        return value
+    shape = getattr(value, "shape", None)
+    if shape == () and callable(getattr(value, "item", None)):
+        return value.item()
+    if shape is None and not isinstance(value, (list, tuple)):
+        return value  # an object verl stores as it is
+    if key not in _warned_keys:
+        _warned_keys.add(key)
+        logger.warning("reward extra key %r holds a %s: verl receives it as JSON text (verl's "
+                       "reward loop stacks one value per sample with np.array)", key, type(value).__name__)
+    return json.dumps(value.tolist() if callable(getattr(value, "tolist", None)) else value,
+                      default=repr)
+
+
+_warned_keys: set[str] = set()
+
+
+def section_config(config: Any) -> tuple[dict[str, Any], tuple[str, ...] | None]:
+    """The ``reward.verl_rewards`` section of a verl config (validated by
+    ``Scorer.from_config``), and the manager's own ``extra_keys`` option from it."""
     reward = config.get("reward") if hasattr(config, "get") else None
     section = reward.get(SECTION) if reward is not None else None
     if section is None:
@@ -125,7 +158,21 @@ def section_config(config: Any) -> tuple[RewardConfig, tuple[str, ...] | None]:
     declared = options.pop("extra_keys", None)
     if declared is not None and (isinstance(declared, str) or not all(isinstance(k, str) for k in declared)):
         raise ConfigError(f"reward.{SECTION}.extra_keys must be a list of key names, not {declared!r}")
-    return load_config(options), (None if declared is None else tuple(declared))
+    return options, (None if declared is None else tuple(declared))
+
+
+def _check_placement(scorer: Scorer) -> None:
+    """Refuse, now, a reward pool the Ray cluster can never place (verl's own
+    ``reward.num_workers`` is another pool: name ours)."""
+    import ray
+
+    if scorer.config.executor != "ray" or not ray.is_initialized():
+        return
+    cluster = ray.cluster_resources()  # type: ignore[no-untyped-call]
+    problem = scorer.unplaceable(cluster, prefix=f"reward.{SECTION}.")
+    if problem is not None:
+        raise ConfigError(f"the verl-rewards reward pool for {scorer.ref.display_name} cannot be "
+                          f"placed on this Ray cluster: {problem}")
 
 
 class _Response(NamedTuple):
@@ -162,41 +209,6 @@ def _prompt(data: Any, i: int, extras: Mapping[str, Any]) -> Any:
     prompt_ids = data.batch["prompts"][i]
     mask = data.batch["attention_mask"][i, : prompt_ids.shape[-1]].bool()
     return tuple(prompt_ids[mask].tolist())  # a tuple: decoded with the batch
-
-
-def _wants_prompt(spec: RewardSpec) -> bool:
-    """Whether any reward of ``spec`` takes the prompt, read from its signature
-    without instantiating a class (a model loads in the pool, not in verl's
-    actors); when it cannot be imported here, assume so (the workers will tell)."""
-    from verl_rewards.resolve import PROMPT_PARAM, import_target
-
-    wanted = set(PROMPT_PARAM.values())
-    try:
-        targets = [import_target(ref) for ref in refs_of(spec)]
-    except Exception:  # noqa: BLE001 - not importable here: the workers will say why
-        return True
-    for target in targets:
-        call = getattr(target, "__call__", None) if inspect.isclass(target) else target  # noqa: B004
-        try:
-            if wanted & set(inspect.signature(call).parameters):  # type: ignore[arg-type]
-                return True
-        except (TypeError, ValueError):
-            return True
-    return False
-
-
-class _LocalBackend:
-    """``executor: local``: score in this reward-loop actor, in a thread."""
-
-    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
-        self._scorer = build_scorer(spec, config)
-
-    async def score(self, samples: list[Sample]) -> BatchResult:
-        return await asyncio.to_thread(self._scorer.score, samples)
-
-
-def _backend(spec: RewardSpec, config: RewardConfig) -> _LocalBackend | SharedPool:
-    return _LocalBackend(spec, config) if config.executor == "local" else SharedPool(spec, config)
 
 
 def _run_sync(coroutine: Any) -> BatchResult:
