@@ -33,6 +33,10 @@ NOT_RUN = {
                                       "downloads a dataset and a model, then trains"),
     ("docs/model-rewards.md", 1): ("from verl_rewards import Scorer",
                                    "needs a judge server or a reward model checkpoint"),
+    ("docs/writing-a-plugin.md", 3): (
+        '@reward(kind="math", description="1 when the reference appears anywhere in the response.",',
+        "the installed test plugin `gameable` (tests/fixtures/audit_targets) is this function; "
+        "tests/unit/test_cli_audit.py checks the audit output shown under it"),
 }
 
 # (doc, block index) -> its first line: the blocks the tests below run.

@@ -134,8 +134,8 @@ def test_a_config_error_is_remembered_not_rediscovered(monkeypatch):
 
 def test_a_misspelt_kwarg_is_the_clis_config_error_and_is_remembered(monkeypatch):
     scans = []
-    real_find = discovery.find_plugins
-    monkeypatch.setattr(discovery, "find_plugins", lambda *a, **k: (scans.append(1), real_find(*a, **k))[1])
+    real = discovery.scan
+    monkeypatch.setattr(discovery, "scan", lambda: scans.append(1) or real())
     fn = verl_wraps({"plugin": "exact_match", "colour": "red"})
     for _ in range(3):  # verl calls once per sample: the installed plugins are scanned once
         with pytest.raises(RewardKwargsError, match=r"^reward.kwargs 'colour' not accepted by reward "
