@@ -31,10 +31,10 @@ if [ "$DRY" = 0 ]; then
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 fi
 
-extras="trainer,dev"
+extras="trainer,dev,serve"
 dirs=(plugins/*/ examples/toy_plugin/)
 if [ "$TEST" = 1 ]; then
-    extras="trainer,dev,test,peers"
+    extras="trainer,dev,serve,test,peers"
     dirs+=(tests/fixtures/testkit/)  # plugins with every shape and fault, for the tests only
 fi
 editable=(-e ".[$extras]")

@@ -1,0 +1,183 @@
+""":class:`RemoteScorer`: the :class:`~verl_rewards.Scorer` API over a ``verl-rewards serve``.
+
+Scoring happens on the service's pool; this process imports no plugin and no
+Ray. Each call has one deadline (``timeout_s``) covering its retries: a full
+queue (429) or a pool that is starting or being replaced (503) is retried
+with exponential backoff (the server's ``Retry-After`` first), as is a
+refused or reset connection (a front end restarting). Other answers are
+errors naming the service and what it said.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from types import TracebackType
+from typing import Any
+
+from .errors import ExecutorError
+from .results import BatchResult, Provenance
+from .samples import SampleLike, as_samples
+
+RETRY_STATUSES = frozenset({429, 503})
+
+
+class RemoteError(ExecutorError):
+    """The service refused a request, or did not answer before the deadline."""
+
+
+class RemoteScorer:
+    """Scores batches on a reward service, with the :class:`Scorer` API.
+
+    >>> with RemoteScorer("http://127.0.0.1:8000", token="s3cret") as scorer:  # doctest: +SKIP
+    ...     result = scorer.score([{"data_source": "openai/gsm8k",
+    ...                             "solution_str": "#### 72", "ground_truth": "72"}])
+    """
+
+    def __init__(self, url: str, token: str | None = None, *, timeout_s: float = 600.0,
+                 backoff_s: float = 0.25, max_backoff_s: float = 10.0, max_workers: int = 4) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        self._token = token
+        self._backoff_s, self._max_backoff_s = backoff_s, max_backoff_s
+        self._max_workers = max_workers
+        self._provenance: Provenance | None = None
+        self._background: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def __enter__(self) -> RemoteScorer:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def start(self) -> RemoteScorer:
+        """Nothing to start: the service owns the pool. Returns ``self``."""
+        return self
+
+    @property
+    def provenance(self) -> Provenance:
+        """The served reward's provenance (asked of the service once)."""
+        if self._provenance is None:
+            info = self._request("GET", "/v1/info", None)
+            self._provenance = provenance_from_json(info["provenance"])
+        return self._provenance
+
+    def score(self, samples: Iterable[SampleLike]) -> BatchResult:
+        """Score ``samples`` on the service and wait for the result (in input order)."""
+        rows = [_row(s) for s in as_samples(samples)]  # malformed input fails here, in the caller
+        if self._closed:
+            raise RemoteError(f"the RemoteScorer for {self.url} is closed")
+        began = time.perf_counter()
+        answer = self._request("POST", "/v1/score", {"samples": rows})
+        provenance = provenance_from_json(answer["provenance"])
+        self._provenance = provenance
+        return BatchResult(scores=[float(s) for s in answer["scores"]], errors=answer["errors"],
+                           statuses=answer["statuses"], extra_info=answer["extra_info"],
+                           provenance=provenance,
+                           metrics={"latency_s": time.perf_counter() - began})
+
+    def submit(self, samples: Iterable[SampleLike]) -> Future[BatchResult]:
+        """Score ``samples`` in the background; a future of the result."""
+        batch = as_samples(samples)
+        with self._lock:
+            if self._closed:
+                raise RemoteError(f"the RemoteScorer for {self.url} is closed")
+            if self._background is None:
+                self._background = ThreadPoolExecutor(self._max_workers,
+                                                      thread_name_prefix="verl-rewards-remote")
+            return self._background.submit(self.score, batch)
+
+    def close(self) -> None:
+        """Wait for submitted batches; later calls fail."""
+        with self._lock:
+            self._closed = True
+            background, self._background = self._background, None
+        if background is not None:
+            background.shutdown(wait=True)
+
+    # -- HTTP ---------------------------------------------------------------
+
+    def _request(self, method: str, path: str, payload: Any) -> Any:
+        deadline = time.monotonic() + self.timeout_s
+        data = None if payload is None else json.dumps(payload).encode()
+        for attempt in range(10**6):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                return self._once(method, path, data, left)
+            except _Retry as e:
+                wait = e.retry_after if e.retry_after is not None else self._backoff(attempt)
+                last = e.reason
+            time.sleep(max(0.0, min(wait, deadline - time.monotonic())))
+        raise RemoteError(f"{method} {self.url}{path}: no answer within {self.timeout_s:g} s "
+                          f"(last: {last}); is the service up? (GET {self.url}/readyz)")
+
+    def _once(self, method: str, path: str, data: bytes | None, timeout: float) -> Any:
+        headers = {"Content-Type": "application/json"}
+        if self._token is not None:
+            headers["Authorization"] = f"Bearer {self._token}"
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as e:
+            message = _error_text(e)
+            if e.code in RETRY_STATUSES:
+                raise _Retry(f"{e.code}: {message}", _retry_after(e.headers.get("Retry-After"))) from e
+            raise RemoteError(f"{method} {self.url}{path} answered {e.code}: {message}") from e
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise _Retry(f"{type(reason).__name__}: {reason}", None) from e
+
+    def _backoff(self, attempt: int) -> float:
+        base = min(self._max_backoff_s, self._backoff_s * 2 ** min(attempt, 16))
+        return float(base * (0.5 + random.random() / 2))  # jitter: clients retrying together spread out
+
+
+class _Retry(Exception):
+    def __init__(self, reason: str, retry_after: float | None) -> None:
+        super().__init__(reason)
+        self.reason, self.retry_after = reason, retry_after
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _error_text(error: urllib.error.HTTPError) -> str:
+    try:
+        body = error.read()
+        return str(json.loads(body).get("error", body.decode(errors="replace")))
+    except (ValueError, AttributeError, OSError):
+        return str(error.reason)
+
+
+def _row(sample: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"data_source": sample.data_source, "solution_str": sample.solution_str,
+                           "ground_truth": sample.ground_truth}
+    if sample.extra_info is not None:
+        row["extra_info"] = dict(sample.extra_info)
+    if sample.prompt is not None:
+        row["prompt"] = sample.prompt
+    return row
+
+
+def provenance_from_json(data: Mapping[str, Any]) -> Provenance:
+    """The inverse of the service's provenance JSON."""
+    parts = tuple((c["key"], float(c["weight"]), provenance_from_json(c["provenance"]))
+                  for c in data.get("components") or ())
+    return Provenance(data["kind"], data["name"], data["display_name"], data.get("dist"),
+                      data.get("version"), data.get("path"), data.get("source_hash"), parts)
