@@ -196,7 +196,7 @@ def _header_safe(text: str) -> str:
 async def _read_json(request: web.Request, allow_empty: bool = False) -> Any:
     limit = request.app[SETTINGS].max_body_bytes
     if request.content_length is not None and request.content_length > limit:
-        raise BadRequest(413, f"the body is {request.content_length} bytes; the limit is {limit} "
+        raise BadRequest(413, f"the body is {request.content_length} bytes; the limit is {limit} bytes "
                               f"(--max-body-mb)")
     try:
         raw = await request.read()
