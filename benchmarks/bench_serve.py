@@ -1,7 +1,7 @@
 """``verl-rewards serve`` against its peers, side by side in one run.
 
     python benchmarks/bench_serve.py                 # both parts, ~1 minute
-    python benchmarks/bench_serve.py --seconds 3     # quicker
+    python benchmarks/bench_serve.py --rounds 1      # quicker
 
 1. Single-sample requests (OpenRLHF's and slime's traffic) from 64 keep-alive
    clients: the service (trivial reward, local executor) vs a bare aiohttp
@@ -10,7 +10,8 @@
    vs an in-process ``Scorer`` on the same pool configuration, both on this
    process's Ray session. Aim: >= 0.85x its samples/s.
 
-Prints requests/s or samples/s with p50/p99 latency for each side, and the ratio.
+Prints requests/s or samples/s with p50/p99 latency for each side, and the ratio;
+the sides alternate over a few rounds, so a busy machine's noise falls on both.
 Every server is a subprocess (the console script for the service); the load
 generator is this process's one asyncio loop, the same for both sides.
 """
@@ -140,27 +141,31 @@ def line(name: str, figures: tuple[float, float, float], unit: str) -> str:
 # -- part 1 ------------------------------------------------------------------------------------------
 
 
-def part_single(seconds: float, clients: int) -> float:
+def part_single(seconds: float, clients: int, rounds: int) -> float:
     payload = {"prompt": "p", "response": "1", "label": "1"}
     port = free_port()
     bare = subprocess.Popen([sys.executable, __file__, "--bare-server", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+    proc = None
     try:
         _wait_port(port)
-        bare_figures = summary(asyncio.run(load(f"http://127.0.0.1:{port}", "/slime", payload,
-                                                clients, seconds)), seconds, 1)
-    finally:
-        stop(bare)  # type: ignore[arg-type]
-    proc, url = launch([CLI, "serve", "--port", "0", f"reward.path={REWARDS}", "reward.name=trivial",
-                        "reward.executor=local"])
-    try:
+        proc, url = launch([CLI, "serve", "--port", "0", f"reward.path={REWARDS}",
+                            "reward.name=trivial", "reward.executor=local"])
         wait_ready(url)
-        serve_figures = summary(asyncio.run(load(url, "/slime", payload, clients, seconds)),
-                                seconds, 1)
+        sides: dict[str, list[float]] = {"bare": [], "serve": []}
+        for _ in range(rounds):  # alternated: a busy machine's noise falls on both sides
+            sides["bare"] += asyncio.run(load(f"http://127.0.0.1:{port}", "/slime", payload,
+                                              clients, seconds))
+            sides["serve"] += asyncio.run(load(url, "/slime", payload, clients, seconds))
     finally:
-        stop(proc)
+        stop(bare)
+        if proc is not None:
+            stop(proc)
+    bare_figures = summary(sides["bare"], seconds * rounds, 1)
+    serve_figures = summary(sides["serve"], seconds * rounds, 1)
     ratio = serve_figures[0] / bare_figures[0]
-    print(f"1. single-sample requests, {clients} keep-alive clients, trivial reward (local executor)")
+    print(f"1. single-sample requests, {clients} keep-alive clients, trivial reward (local executor), "
+          f"{rounds} alternated rounds of {seconds:g} s")
     print(line("bare aiohttp (parse JSON, answer)", bare_figures, "req"))
     print(line("verl-rewards serve /slime", serve_figures, "req"))
     print(f"  ratio {ratio:.2f}x (aim >= 0.6x)")
@@ -183,48 +188,63 @@ def _wait_port(port: int, timeout_s: float = 60) -> None:
 # -- part 2 ------------------------------------------------------------------------------------------
 
 
-def part_batches(seconds: float, batch: int, clients: int) -> float:
+def part_batches(seconds: float, batch: int, clients: int, rounds: int) -> float:
     import ray
 
     from verl_rewards import Scorer
 
+    # worker_num_cpus=0: both pools (2 workers each) live side by side; only the side
+    # being measured is busy, and the rounds alternate.
     cfg = {"path": str(REWARDS), "name": "cpu_3ms", "kwargs": {"ms": 2.0}, "executor": "ray",
-           "num_workers": 2, "timeout_s": 30}
+           "num_workers": 2, "worker_num_cpus": 0, "timeout_s": 30}
     rows = [ROW] * batch
+    counts = sorted({1, clients})
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    proc = None
     try:
-        with Scorer.from_config(cfg) as scorer:
-            scorer.score(rows)  # warm: workers up and resolved
-            latencies = []
-            end = time.perf_counter() + seconds
-            began = time.perf_counter()
-            while time.perf_counter() < end:
-                t = time.perf_counter()
-                scorer.score(rows)
-                latencies.append(time.perf_counter() - t)
-            inproc = summary(latencies, time.perf_counter() - began, batch)
         env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
         overrides = [f"reward.{k}={v}" for k, v in cfg.items() if k != "kwargs"] + ["reward.kwargs.ms=2.0"]
         proc, url = launch([CLI, "serve", "--port", "0", *overrides], env)
-        try:
+        with Scorer.from_config(cfg) as scorer:
+            scorer.score(rows)  # warm: workers up and resolved
             wait_ready(url)
-            served = [summary(asyncio.run(load(url, "/v1/score", {"samples": rows}, n, seconds)),
-                              seconds, batch) for n in sorted({1, clients})]
-        finally:
-            stop(proc)
+            inproc: list[float] = []
+            served: dict[int, list[float]] = {n: [] for n in counts}
+            for _ in range(rounds):
+                inproc += _in_process(scorer, rows, seconds)
+                for n in counts:
+                    served[n] += asyncio.run(load(url, "/v1/score", {"samples": rows}, n, seconds))
     finally:
+        if proc is not None:
+            stop(proc)
         ray.shutdown()
-    print(f"2. {batch}-sample requests, 2 Ray workers, 2 ms CPU reward")
-    print(line("in-process Scorer (same pool)", inproc, "sample"))
-    for n, figures in zip(sorted({1, clients}), served):
+    base = summary(inproc, seconds * rounds, batch)
+    print(f"2. {batch}-sample requests, 2 Ray workers, 2 ms CPU reward, {rounds} alternated rounds "
+          f"of {seconds:g} s")
+    print(line("in-process Scorer (same pool)", base, "sample"))
+    ratio = 0.0
+    for n in counts:
+        figures = summary(served[n], seconds * rounds, batch)
+        ratio = figures[0] / base[0]
         print(line(f"verl-rewards serve ({n} client{'s' if n > 1 else ''})", figures, "sample"))
-        print(f"  ratio {figures[0] / inproc[0]:.2f}x (aim >= 0.85x)")
-    return served[-1][0] / inproc[0]
+        print(f"  ratio {ratio:.2f}x (aim >= 0.85x)")
+    return ratio
+
+
+def _in_process(scorer: Any, rows: list[dict[str, str]], seconds: float) -> list[float]:
+    latencies = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        began = time.perf_counter()
+        scorer.score(rows)
+        latencies.append(time.perf_counter() - began)
+    return latencies
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=8.0, help="measured time per side")
+    parser.add_argument("--seconds", type=float, default=4.0, help="measured time per side and round")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds per side")
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--batch-clients", type=int, default=2,
@@ -238,9 +258,9 @@ def main() -> None:
         return
     print(f"verl-rewards serve benchmark ({os.cpu_count()} CPUs)")
     if args.part in ("1", "both"):
-        part_single(args.seconds, args.clients)
+        part_single(args.seconds, args.clients, args.rounds)
     if args.part in ("2", "both"):
-        part_batches(args.seconds, args.batch, args.batch_clients)
+        part_batches(args.seconds, args.batch, args.batch_clients, args.rounds)
 
 
 if __name__ == "__main__":
