@@ -109,18 +109,17 @@ class RemoteScorer:
     def _request(self, method: str, path: str, payload: Any) -> Any:
         deadline = time.monotonic() + self.timeout_s
         data = None if payload is None else json.dumps(payload).encode()
-        for attempt in range(10**6):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
+        attempt, last = 0, "no attempt"
+        while (left := deadline - time.monotonic()) > 0:
             try:
                 return self._once(method, path, data, left)
             except _Retry as e:
                 wait = e.retry_after if e.retry_after is not None else self._backoff(attempt)
-                last = e.reason
+                attempt, last = attempt + 1, e.reason
             time.sleep(max(0.0, min(wait, deadline - time.monotonic())))
         raise RemoteError(f"{method} {self.url}{path}: no answer within {self.timeout_s:g} s "
-                          f"(last: {last}); is the service up? (GET {self.url}/readyz)")
+                          f"({attempt} attempt(s), last: {last}); is the service up? "
+                          f"(GET {self.url}/readyz)")
 
     def _once(self, method: str, path: str, data: bytes | None, timeout: float) -> Any:
         headers = {"Content-Type": "application/json"}
