@@ -66,6 +66,7 @@ class RewardConfig:
     worker_resources: Mapping[str, float] = field(default_factory=dict)  # custom Ray resources per worker
     max_batch_size: int | None = None  # None: the plugin's @reward(max_batch_size=...), else the chunk
     ray_address: str | None = None
+    remote_url: str | None = None  # score on a `verl-rewards serve` at this URL (see docs/serve.md)
     ship_package: bool = False
     rewards: Mapping[str, ComponentConfig] | None = None  # component name -> config
     route: Mapping[str, tuple[str, ...]] | None = None  # data_source (exact or glob) -> component names
@@ -305,6 +306,7 @@ def _validated(cfg: RewardConfig) -> RewardConfig:
     _check_number("error_score", cfg.error_score)
     _check_worker_hardware(cfg)
     _check_str("ray_address", cfg.ray_address, optional=True)
+    _check_str("remote_url", cfg.remote_url, optional=True)
     if not isinstance(cfg.ship_package, bool):
         raise ConfigError(f"reward.ship_package must be true or false, not {cfg.ship_package!r}")
     if cfg.rewards is not None and cfg.kwargs:

@@ -11,19 +11,25 @@ errors naming the service and what it said.
 from __future__ import annotations
 
 import json
+import os
 import random
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .errors import ExecutorError
+from .errors import ExecutorError, RewardError
+from .outcomes import Outcome
 from .results import BatchResult, Provenance
-from .samples import SampleLike, as_samples
+from .samples import Sample, SampleLike, as_samples
+
+if TYPE_CHECKING:
+    from .config import RewardConfig
+    from .spec import RewardSpec
 
 RETRY_STATUSES = frozenset({429, 503})
 
@@ -180,3 +186,53 @@ def provenance_from_json(data: Mapping[str, Any]) -> Provenance:
                   for c in data.get("components") or ())
     return Provenance(data["kind"], data["name"], data["display_name"], data.get("dist"),
                       data.get("version"), data.get("path"), data.get("source_hash"), parts)
+
+
+class RemoteExecutor:
+    """The executor of a config with ``remote_url``: every entry point (``Scorer``, CLI,
+    trainer, adapters) scores on the service through it. The service's own section
+    (kwargs, timeouts, pool) applies; the token comes from ``VERL_REWARDS_TOKEN``.
+    At start the service must serve the reward this config names (same plugin and
+    version, or the same file source)."""
+
+    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
+        assert config.remote_url is not None
+        self._spec, self._url = spec, config.remote_url
+        self._client: RemoteScorer | None = None
+
+    def start(self) -> None:
+        client = RemoteScorer(self._url, token=os.environ.get("VERL_REWARDS_TOKEN") or None)
+        wanted, served = Provenance.of(self._spec), client.provenance
+        if _identity(wanted) != _identity(served):
+            raise ExecutorError(
+                f"the service at {self._url} serves {served.display_name}, but this config asks "
+                f"for {wanted.display_name}: point reward.remote_url at a service of that reward, "
+                f"or choose the reward it serves")
+        self._client = client
+
+    def run(self, samples: Sequence[Sample], stop_on_error: bool) -> tuple[list[Outcome], dict[str, float]]:
+        if self._client is None:
+            raise ExecutorError(f"the remote executor for {self._url} is not started")
+        result = self._client.score(samples)
+        keys = list(result.extra_info)
+        outcomes = [
+            Outcome(score if status == "ok" else None,
+                    {k: result.extra_info[k][i] for k in keys} or None, error, status)
+            for i, (score, error, status) in enumerate(zip(result.scores, result.errors, result.statuses))
+        ]
+        if stop_on_error:
+            for i, outcome in enumerate(outcomes):
+                if outcome.status != "ok":
+                    raise RewardError(self._spec.display_name, i, outcome.error or outcome.status)
+        return outcomes, {"remote_latency_s": result.metrics["latency_s"]}
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+
+def _identity(provenance: Provenance) -> tuple[Any, ...]:
+    """What makes two provenances the same reward (a file's path may differ between hosts)."""
+    parts = tuple((k, w, _identity(p)) for k, w, p in provenance.components)
+    return (provenance.kind, provenance.name, provenance.dist, provenance.version,
+            provenance.source_hash, parts)

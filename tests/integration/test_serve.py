@@ -348,3 +348,37 @@ def test_an_unknown_plugin_exits_2_before_listening():
                            "reward.executor=local"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "Did you mean 'exact_match'" in done.stderr
     assert "listening" not in done.stdout
+
+
+# -- reward.remote_url: every entry point through the one path ----------------------------------
+
+
+def test_a_config_with_remote_url_scores_on_the_service(server, monkeypatch):
+    from verl_rewards import Scorer
+
+    monkeypatch.setenv("VERL_REWARDS_TOKEN", TOKEN)
+    with Scorer.from_config({"plugin": "exact_match", "remote_url": server.url,
+                             "error_score": -1.0}) as scorer:
+        result = scorer.score([ROW, {**ROW, "solution_str": "0"}])
+    assert result.scores == [1.0, 0.0] and result.statuses == ["ok", "ok"]
+    assert result.extra_info["pid"] == [server.proc.pid] * 2  # scored in the service's process
+    assert result.provenance.name == "exact_match" and "remote_latency_s" in result.metrics
+
+
+def test_the_trl_adapter_points_at_the_service_with_remote_url(server, monkeypatch):
+    from verl_rewards.integrations.trl import reward_func
+
+    monkeypatch.setenv("VERL_REWARDS_TOKEN", TOKEN)
+    func = reward_func(reward={"plugin": "exact_match", "remote_url": server.url})
+    assert func(prompts=["p", "p"], completions=["42", "41"], ground_truth=["42", "42"]) == [1.0, 0.0]
+
+
+def test_remote_url_refuses_a_service_of_another_reward(server, monkeypatch):
+    from verl_rewards import Scorer
+    from verl_rewards.errors import ExecutorError
+
+    monkeypatch.setenv("VERL_REWARDS_TOKEN", TOKEN)
+    scorer = Scorer.from_config({"plugin": "batch_exact", "remote_url": server.url})
+    with pytest.raises(ExecutorError, match=r"serves exact_match \(verl-rewards-testkit .*asks for "
+                                            r"batch_exact \(verl-rewards-testkit"):
+        scorer.start()

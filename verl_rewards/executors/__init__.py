@@ -28,7 +28,11 @@ class Executor(Protocol):
 
 
 def make_executor(spec: RewardSpec, config: RewardConfig) -> Executor:
-    """The executor ``config.executor`` names, not yet started."""
+    """The executor ``config.executor`` names (a service's, with ``remote_url``), not yet started."""
+    if config.remote_url:
+        from ..remote import RemoteExecutor
+
+        return RemoteExecutor(spec, config)
     if config.executor == "local":
         from .local import LocalExecutor
 
