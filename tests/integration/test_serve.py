@@ -171,6 +171,9 @@ def test_nemo_gym_verify_echoes_the_request_with_its_reward(server):
     assert status == 200 and body["reward"] == 1.0
     assert {k: body[k] for k in request} == request
     assert call(server, "POST", "/seed_session", {})[:3:2] == (200, {})
+    assert call(server, "POST", "/seed_session", raw=b"")[:3:2] == (200, {})
+    status, _, body = call(server, "POST", "/seed_session", raw=b"[1]")
+    assert (status, body["error"]) == (400, "the /seed_session body must be a JSON object, not an array")
 
 
 def test_metrics_count_requests_samples_and_batches(server):

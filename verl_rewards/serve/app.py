@@ -123,8 +123,10 @@ async def _info(request: web.Request) -> web.Response:
 
 
 async def _seed_session(request: web.Request) -> web.Response:
-    body = await _read_json(request, allow_empty=True)
-    parse_seed_session(body, None)
+    try:
+        parse_seed_session(await _read_json(request, allow_empty=True), None)
+    except BadRequest as e:
+        return error(e.status, e.message)
     return web.json_response({})
 
 
@@ -138,8 +140,6 @@ def _scoring_handler(protocol: Protocol) -> Handler:
             result = await _score(request, parsed)
         except BadRequest as e:
             return error(e.status, e.message)
-        except web.HTTPException:
-            raise
         return _answer(protocol, parsed, result)
 
     return handle
