@@ -385,3 +385,51 @@ def test_remote_url_refuses_a_service_of_another_reward(server, monkeypatch):
     with pytest.raises(ExecutorError, match=r"serves exact_match \(verl-rewards-testkit .*asks for "
                                             r"batch_exact \(verl-rewards-testkit"):
         scorer.start()
+
+
+# -- a failed sample, as each protocol shows it -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def faulty() -> Iterator[Server]:
+    """The testkit's `faulty` plugin on the local executor (a raise is safe in-process)."""
+    running = start("reward.plugin=faulty", "reward.executor=local", "reward.error_score=-1")
+    try:
+        yield running
+    finally:
+        assert stop(running) == 0
+
+
+def test_each_protocol_shows_a_failed_sample_its_own_way(faulty):
+    status, headers, body = call(faulty, "POST", "/slime", {"prompt": "p", "response": "raise",
+                                                            "label": "1"}, token=None)
+    assert (status, body) == (200, -1.0)
+    assert headers["X-Verl-Rewards-Status"] == "failed"
+    assert headers["X-Verl-Rewards-Error"].startswith("RuntimeError: the reward raised on purpose")
+    status, _, body = call(faulty, "POST", "/openrlhf", {"query": ["q raise", "q 1"], "prompts": ["q ", "q "],
+                                                         "labels": ["1", "1"]}, token=None)
+    assert (status, body) == (200, {"rewards": [-1.0, 1.0], "scores": [-1.0, 1.0],
+                                    "extra_logs": {"reward_failed": [1.0, 0.0]}})
+    request = {"responses_create_params": {"input": "p"}, "expected_answer": "1",
+               "response": {"output": [{"type": "message",
+                                        "content": [{"type": "output_text", "text": "nan"}]}]}}
+    status, _, body = call(faulty, "POST", "/nemo_gym/verify", request, token=None)
+    assert status == 200 and body["reward"] == -1.0
+    assert body["failure_reason"].startswith("RewardValueError:")
+    assert body["verl_rewards"]["status"] == "failed"
+    text = call(faulty, "GET", "/metrics", token=None)[2]
+    assert 'verl_rewards_samples_total{status="failed"} 3.0' in text
+
+
+def test_with_on_error_raise_a_failed_sample_is_a_500_naming_it():
+    server = start("reward.plugin=faulty", "reward.executor=local", "reward.on_error=raise")
+    try:
+        status, _, body = call(server, "POST", "/v1/score",
+                               {"samples": [ROW, {**ROW, "solution_str": "raise"}]}, token=None)
+        healthy = call(server, "POST", "/v1/score", {"samples": [{**ROW, "solution_str": "42"}]}, token=None)
+    finally:
+        assert stop(server) == 0
+    assert status == 500
+    assert body["error"].startswith("reward faulty (verl-rewards-testkit")
+    assert "failed on sample 1: RuntimeError: the reward raised on purpose" in body["error"]
+    assert healthy[0] == 200 and healthy[2]["scores"] == [1.0]
