@@ -67,9 +67,9 @@ def start(*args: str, token: str | None = None, timeout_s: float = 120.0) -> Ser
     return server
 
 
-def stop(server: Server, timeout_s: float = 60.0) -> int:
-    """SIGTERM, then the exit code (killed if it does not exit in time)."""
-    server.proc.send_signal(signal.SIGTERM)
+def stop(server: Server, timeout_s: float = 60.0, sig: int = signal.SIGTERM) -> int:
+    """SIGTERM (or ``sig``), then the exit code (killed if it does not exit in time)."""
+    server.proc.send_signal(sig)
     try:
         return server.proc.wait(timeout_s)
     except subprocess.TimeoutExpired:
@@ -315,7 +315,8 @@ def test_a_full_queue_answers_429_with_retry_after_and_remote_scorer_retries():
     assert retried.scores == [1.0]
 
 
-def test_sigterm_finishes_the_request_in_flight_and_exits_0():
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_sigterm_finishes_the_request_in_flight_and_exits_0(sig):
     server = start("reward.plugin=sleepy", "reward.executor=local", "reward.kwargs.ms=3000")
     answers: list[Any] = []
     client = threading.Thread(target=lambda: answers.append(
@@ -325,7 +326,7 @@ def test_sigterm_finishes_the_request_in_flight_and_exits_0():
     while _metric(server, "verl_rewards_queue_depth") < 1:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    code = stop(server)
+    code = stop(server, sig=sig)
     client.join(60)
     assert code == 0
     status, _, body = answers[0]
