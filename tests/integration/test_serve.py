@@ -347,6 +347,14 @@ def test_a_public_bind_without_a_token_exits_2_saying_why():
     assert "VERL_REWARDS_TOKEN" in done.stderr
 
 
+def test_a_port_in_use_exits_2_naming_it(server):
+    port = server.url.rsplit(":", 1)[1]
+    done = subprocess.run([CLI, "serve", "--port", port, "reward.plugin=exact_match",
+                           "reward.executor=local"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "choose another --port" in done.stderr
+
+
 def test_an_unknown_plugin_exits_2_before_listening():
     done = subprocess.run([CLI, "serve", "--port", "0", "reward.plugin=exact_matc",
                            "reward.executor=local"], capture_output=True, text=True, timeout=60)

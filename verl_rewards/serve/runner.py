@@ -17,6 +17,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from ..config import RewardConfig
+from ..errors import ConfigError
 from ..results import Provenance
 from ..spec import RewardSpec
 from .app import DRAINING, QUEUE, build_app
@@ -60,7 +61,11 @@ async def _serve(settings: ServeSettings, spec: RewardSpec, config: RewardConfig
     stop = _stop_event()
     try:
         site = web.TCPSite(runner, settings.host, settings.port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as e:
+            raise ConfigError(f"cannot listen on {settings.host}:{settings.port}: {e.strerror or e}; "
+                              f"choose another --port (0 picks a free one) or --host") from e
         keeper.start()
         for address in runner.addresses:
             host, port = address[0], address[1]
