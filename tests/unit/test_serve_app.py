@@ -24,3 +24,44 @@ def test_values_json_cannot_hold_are_written_as_text():
             return "Thing()"
 
     assert json.loads(dumps({"extra_info": {"obj": [Thing()]}})) == {"extra_info": {"obj": ["Thing()"]}}
+
+
+def test_a_pool_that_fails_again_after_replacement_answers_503_with_retry_after():
+    import asyncio
+
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from verl_rewards.config import load_config
+    from verl_rewards.results import Provenance
+    from verl_rewards.serve.app import build_app
+    from verl_rewards.serve.metrics import Metrics
+    from verl_rewards.serve.pool import OwnPool, PoolKeeper
+    from verl_rewards.serve.settings import ServeSettings
+    from verl_rewards.spec import spec_from_config
+
+    config = load_config({"plugin": "exact_match", "executor": "local"})
+    spec = spec_from_config(config)
+
+    def broken_pool() -> OwnPool:  # starts, then its executor is gone: every call fails
+        pool = OwnPool(spec, config)
+        pool.close()
+        return pool
+
+    metrics = Metrics()
+    keeper = PoolKeeper(broken_pool, metrics, "a pool that keeps failing")
+    app = build_app(ServeSettings(), keeper, metrics, Provenance.of(spec))
+
+    async def main() -> tuple[int, str, dict]:
+        keeper.start()
+        async with TestClient(TestServer(app)) as client:
+            response = await client.post("/v1/score", json={"samples": [
+                {"data_source": "d", "solution_str": "1", "ground_truth": "1"}]})
+            return response.status, response.headers.get("Retry-After", ""), await response.json()
+
+    try:
+        status, retry_after, body = asyncio.run(main())
+    finally:
+        keeper.close()
+    assert (status, retry_after) == (503, "1")
+    assert body["error"].startswith("the reward pool failed while scoring: ExecutorError: ")
+    assert keeper.status()["restarts"] >= 1

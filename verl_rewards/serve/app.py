@@ -172,6 +172,10 @@ async def _score(request: web.Request, parsed: Parsed) -> BatchResult:
     except RewardError as e:  # on_error=raise
         raise web.HTTPInternalServerError(text=_json_error(str(e)),
                                           content_type="application/json") from None
+    except Exception as e:  # noqa: BLE001 - the pool failed twice on this batch: retryable
+        message = f"the reward pool failed while scoring: {type(e).__name__}: {e}; see /readyz"
+        raise web.HTTPServiceUnavailable(text=_json_error(message), content_type="application/json",
+                                         headers=retry) from None
 
 
 def _unavailable(keeper: PoolKeeper) -> str:
