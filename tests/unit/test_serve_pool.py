@@ -68,17 +68,18 @@ def test_a_pool_that_fails_as_a_whole_is_replaced_and_the_batch_scored_on_the_ne
 
 def test_a_pool_that_cannot_start_is_reported_and_requests_are_refused_at_once():
     metrics = Metrics()
-    # Nothing listens on port 1: the Ray executor fails to reach the cluster.
-    keeper, _ = _keeper({"plugin": "exact_match", "executor": "ray", "ray_address": "127.0.0.1:1"},
-                        metrics)
+    # A class reward whose constructor refuses the kwargs (the server's preflight would
+    # catch this one; a model that fails to load on the pool is the same failure at start).
+    keeper, _ = _keeper({"plugin": "stateful", "executor": "local", "kwargs": {"nope": 1}}, metrics)
     keeper.start()
     try:
         status = _wait_for(keeper, "failed")
         began = time.monotonic()
-        with pytest.raises(PoolUnavailable, match="the reward pool is failed .*127.0.0.1:1"):
+        with pytest.raises(PoolUnavailable, match="the reward pool is failed .*unexpected keyword argument 'nope'"):
             keeper.score(SAMPLES, wait_s=30)
         refused_in = time.monotonic() - began
     finally:
         keeper.close()
-    assert status["ready"] is False and "cannot reach a Ray cluster at 127.0.0.1:1" in status["last_error"]
+    assert status["ready"] is False
+    assert "cannot construct LockedCounter(**reward.kwargs)" in status["last_error"]
     assert refused_in < 5
