@@ -84,11 +84,15 @@ class SharedPool:
         self._holds_session = ray_session.acquire(config.ray_address)
         self.name = shared_pool_name(spec, config)
         host_class: Any = ray.remote(PoolHost)
-        self._host: Any = host_class.options(
-            name=self.name, namespace=NAMESPACE, get_if_exists=True, num_cpus=0,
-            max_concurrency=256,
-        ).remote(spec, config)
-        ray.get(self._host.score.remote([]), timeout=_START_TIMEOUT_S)  # up once its pool has started
+        try:
+            self._host: Any = host_class.options(
+                name=self.name, namespace=NAMESPACE, get_if_exists=True, num_cpus=0,
+                max_concurrency=256,
+            ).remote(spec, config)
+            ray.get(self._host.score.remote([]), timeout=_START_TIMEOUT_S)  # up once its pool started
+        except BaseException:
+            self.close()
+            raise
 
     def score(self, samples: list[Sample]) -> BatchResult:
         import ray
