@@ -40,10 +40,10 @@ if [ "$DRY" = 0 ]; then
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 fi
 
-extras="trainer,dev"
+extras="trainer,dev,serve"
 dirs=(plugins/*/ examples/toy_plugin/)
 if [ "$TEST" = 1 ]; then
-    extras="trainer,dev,test,peers"
+    extras="trainer,dev,serve,test,peers"
     # flawed rewards that `verl-rewards audit` must catch; plugins with every shape and fault
     dirs+=(tests/fixtures/audit_targets/ tests/fixtures/testkit/)  # for the tests only
 fi

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     )
     from .metadata import Example, RewardMeta, reward
     from .reference import RewardRef
+    from .remote import RemoteScorer
     from .results import BatchResult, Provenance
     from .samples import Sample
     from .scorer import Scorer
@@ -42,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "VerlRewardsError": "errors",
     "Example": "metadata", "RewardMeta": "metadata", "reward": "metadata",
     "RewardRef": "reference",
+    "RemoteScorer": "remote",
     "BatchResult": "results", "Provenance": "results",
     "Sample": "samples",
     "Scorer": "scorer",
@@ -86,6 +88,7 @@ __all__ = [
     "PluginNotFoundError",
     "PluginRecord",
     "Provenance",
+    "RemoteScorer",
     "RewardConfig",
     "RewardError",
     "RewardInfo",

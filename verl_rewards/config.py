@@ -63,6 +63,7 @@ class RewardConfig:
     worker_resources: Mapping[str, float] = field(default_factory=dict)  # custom Ray resources per worker
     max_batch_size: int | None = None  # None: the plugin's @reward(max_batch_size=...), else the chunk
     ray_address: str | None = None
+    remote_url: str | None = None  # score on a `verl-rewards serve` at this URL (see docs/serve.md)
     ship_package: bool = False
     workers_only: bool = False  # ray: the plugin imports only on the workers; the driver skips it
     share_pool: bool = False  # ray: every process of the Ray job with this reward and config uses one pool
@@ -332,6 +333,7 @@ def _validated(cfg: RewardConfig) -> RewardConfig:
     _check_number("error_score", cfg.error_score)
     _check_worker_hardware(cfg)
     _check_str("ray_address", cfg.ray_address, optional=True)
+    _check_str("remote_url", cfg.remote_url, optional=True)
     for flag in ("ship_package", "workers_only", "share_pool"):
         if not isinstance(getattr(cfg, flag), bool):
             raise ConfigError(f"reward.{flag} must be true or false, not {getattr(cfg, flag)!r}")

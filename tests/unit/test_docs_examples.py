@@ -33,6 +33,9 @@ NOT_RUN = {
                                       "downloads a dataset and a model, then trains"),
     ("docs/model-rewards.md", 1): ("from verl_rewards import Scorer",
                                    "needs a judge server or a reward model checkpoint"),
+    ("docs/serve.md", 0): ("from verl_rewards import RemoteScorer",
+                           "needs a running service: tests/integration/test_serve.py runs RemoteScorer "
+                           "against a real `verl-rewards serve`"),
     ("docs/writing-a-plugin.md", 3): (
         '@reward(kind="math", description="1 when the reference appears anywhere in the response.",',
         "the installed test plugin `gameable` (tests/fixtures/audit_targets) is this function; "

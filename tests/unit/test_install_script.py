@@ -29,7 +29,7 @@ def test_the_demo_install_links_every_plugin_and_leaves_out_the_test_plugins():
     torch = commands[commands.index(next(c for c in commands if " -e .[" in c)) - 1]
     assert torch == "pip install --quiet torch==2.13.0 -c constraints.txt"  # before anything pulls one
     args = _project_args(commands)
-    assert args[:2] == ["-e", ".[trainer,dev]"]
+    assert args[:2] == ["-e", ".[trainer,dev,serve]"]
     linked = args[3::2]
     assert all(flag == "-e" for flag in args[::2])
     plugins = sorted(f"./{p.parent.relative_to(ROOT)}" for p in ROOT.glob("plugins/*/pyproject.toml"))
@@ -40,7 +40,7 @@ def test_the_demo_install_links_every_plugin_and_leaves_out_the_test_plugins():
 def test_the_test_install_adds_test_tools_peers_and_test_plugins():
     commands = _commands("--test")
     project = _project_args(commands)
-    assert project[:2] == ["-e", ".[trainer,dev,test,peers]"]
+    assert project[:2] == ["-e", ".[trainer,dev,serve,test,peers]"]
     assert project[-2:] == ["-e", "./tests/fixtures/testkit"]
     # OpenRLHF's loader and parser, without its GPU stack
     assert "pip install --quiet --no-deps openrlhf==0.11.2 -c constraints.txt" in commands

@@ -9,8 +9,8 @@ from typing import Any, Final, Literal
 
 from .. import discovery
 from ..checking import load_for_inspection
-from ..config import DEFAULT_TIMEOUT_S
 from ..errors import ConfigError
+from ..limits import DEFAULT_TIMEOUT_S
 from ..metadata import KINDS, Example, Kind, RewardMeta
 from . import attacks_code, attacks_math, attacks_text
 from .child import Answers, Step, StepFailure, run_steps

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
-from . import cmd_audit, cmd_check, cmd_list, cmd_new, cmd_score, cmd_show
+from . import cmd_audit, cmd_check, cmd_list, cmd_new, cmd_score, cmd_serve, cmd_show
 from .errors import EXIT_FAILURE, EXIT_USAGE, exit_code
 
 PROG = "verl-rewards"
-COMMANDS: tuple[ModuleType, ...] = (cmd_list, cmd_show, cmd_check, cmd_score, cmd_new, cmd_audit)
+COMMANDS: tuple[ModuleType, ...] = (cmd_list, cmd_show, cmd_check, cmd_score, cmd_new, cmd_audit, cmd_serve)
 _NAMES = frozenset(module.NAME for module in COMMANDS)
 
 EPILOG = """\

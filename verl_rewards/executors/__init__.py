@@ -31,6 +31,10 @@ class Executor(Protocol):
 def make_executor(spec: RewardSpec, config: RewardConfig, info: RewardInfo) -> Executor:
     """The executor ``config.executor`` names, not yet started (``info``: what the
     driver read about the reward, e.g. its declared GPUs)."""
+    if config.remote_url:
+        from ..remote import RemoteExecutor
+
+        return RemoteExecutor(spec, config)
     if config.executor == "local":
         from .local import LocalExecutor
 

@@ -1,0 +1,267 @@
+"""``verl-rewards serve`` against its peers, side by side in one run.
+
+    python benchmarks/bench_serve.py                 # both parts, ~1 minute
+    python benchmarks/bench_serve.py --rounds 1      # quicker
+
+1. Single-sample requests (OpenRLHF's and slime's traffic) from 64 keep-alive
+   clients: the service (trivial reward, local executor) vs a bare aiohttp
+   server that only parses the JSON body. Aim: >= 0.6x its requests/s.
+2. 256-sample requests on 2 Ray workers with a 2 ms CPU reward: the service
+   vs an in-process ``Scorer`` on the same pool configuration, both on this
+   process's Ray session. Aim: >= 0.85x its samples/s.
+
+Prints requests/s or samples/s with p50/p99 latency for each side, and the ratio;
+the sides alternate over a few rounds, so a busy machine's noise falls on both.
+Every server is a subprocess (the console script for the service); the load
+generator is this process's one asyncio loop, the same for both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import queue
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+REWARDS = Path(__file__).resolve().parent / "rewards.py"
+CLI = str(Path(sys.executable).with_name("verl-rewards"))
+ROW = {"data_source": "bench", "solution_str": "1", "ground_truth": "1"}
+
+
+# -- the bare peer: aiohttp, parse the body, answer a constant --------------------------------
+
+
+def bare_server(port: int) -> None:
+    from aiohttp import web
+
+    async def handle(request: web.Request) -> web.Response:
+        await request.json()
+        return web.json_response(1.0)
+
+    app = web.Application()
+    app.router.add_post("/slime", handle)
+    web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
+
+
+# -- processes -------------------------------------------------------------------------------------
+
+
+def launch(argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+    """Start a server that prints `listening on http://...` (or, for the bare one, a port)."""
+    proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=env)
+    found: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "listening on " in line:
+                found.put(line.split("listening on ")[1].split()[0])
+
+    threading.Thread(target=pump, daemon=True).start()
+    return proc, found.get(timeout=180)
+
+
+def wait_ready(url: str, timeout_s: float = 180) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/readyz", timeout=5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} never became ready")
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- load --------------------------------------------------------------------------------------------
+
+
+async def load(url: str, path: str, payload: Any, clients: int, seconds: float,
+               warmup_s: float = 1.0) -> list[float]:
+    """``clients`` keep-alive clients posting ``payload`` back to back; latencies of the
+    requests that finished in the measured window (after ``warmup_s``)."""
+    import aiohttp
+
+    latencies: list[float] = []
+    began = time.perf_counter()
+    start, end = began + warmup_s, began + warmup_s + seconds
+    connector = aiohttp.TCPConnector(limit=clients)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        async def client() -> None:
+            while (now := time.perf_counter()) < end:
+                async with session.post(url + path, json=payload) as response:
+                    response.raise_for_status()
+                    await response.read()
+                if now >= start:
+                    latencies.append(time.perf_counter() - now)
+
+        await asyncio.gather(*(client() for _ in range(clients)))
+    return latencies
+
+
+def summary(latencies: list[float], seconds: float, per_request: int) -> tuple[float, float, float]:
+    """(items/s, p50 ms, p99 ms)."""
+    cuts = statistics.quantiles(latencies, n=100)
+    return len(latencies) * per_request / seconds, cuts[49] * 1000, cuts[98] * 1000
+
+
+def line(name: str, figures: tuple[float, float, float], unit: str) -> str:
+    rate, p50, p99 = figures
+    return f"  {name:<34} {rate:>10,.0f} {unit}/s   p50 {p50:7.1f} ms   p99 {p99:7.1f} ms"
+
+
+# -- part 1 ------------------------------------------------------------------------------------------
+
+
+def part_single(seconds: float, clients: int, rounds: int) -> float:
+    payload = {"prompt": "p", "response": "1", "label": "1"}
+    port = free_port()
+    bare = subprocess.Popen([sys.executable, __file__, "--bare-server", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+    proc = None
+    try:
+        _wait_port(port)
+        proc, url = launch([CLI, "serve", "--port", "0", f"reward.path={REWARDS}",
+                            "reward.name=trivial", "reward.executor=local"])
+        wait_ready(url)
+        sides: dict[str, list[float]] = {"bare": [], "serve": []}
+        for _ in range(rounds):  # alternated: a busy machine's noise falls on both sides
+            sides["bare"] += asyncio.run(load(f"http://127.0.0.1:{port}", "/slime", payload,
+                                              clients, seconds))
+            sides["serve"] += asyncio.run(load(url, "/slime", payload, clients, seconds))
+    finally:
+        stop(bare)
+        if proc is not None:
+            stop(proc)
+    bare_figures = summary(sides["bare"], seconds * rounds, 1)
+    serve_figures = summary(sides["serve"], seconds * rounds, 1)
+    ratio = serve_figures[0] / bare_figures[0]
+    print(f"1. single-sample requests, {clients} keep-alive clients, trivial reward (local executor), "
+          f"{rounds} alternated rounds of {seconds:g} s")
+    print(line("bare aiohttp (parse JSON, answer)", bare_figures, "req"))
+    print(line("verl-rewards serve /slime", serve_figures, "req"))
+    print(f"  ratio {ratio:.2f}x (aim >= 0.6x)")
+    return ratio
+
+
+def _wait_port(port: int, timeout_s: float = 60) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port}")
+
+
+# -- part 2 ------------------------------------------------------------------------------------------
+
+
+def part_batches(seconds: float, batch: int, clients: int, rounds: int) -> float:
+    import ray
+
+    from verl_rewards import Scorer
+
+    # worker_num_cpus=0: both pools (2 workers each) live side by side; only the side
+    # being measured is busy, and the rounds alternate.
+    cfg = {"path": str(REWARDS), "name": "cpu_3ms", "kwargs": {"ms": 2.0}, "executor": "ray",
+           "num_workers": 2, "worker_num_cpus": 0, "timeout_s": 30}
+    rows = [ROW] * batch
+    counts = sorted({1, clients})
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    proc = None
+    try:
+        env = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
+        overrides = [f"reward.{k}={v}" for k, v in cfg.items() if k != "kwargs"] + ["reward.kwargs.ms=2.0"]
+        proc, url = launch([CLI, "serve", "--port", "0", *overrides], env)
+        with Scorer.from_config(cfg) as scorer:
+            scorer.score(rows)  # warm: workers up and resolved
+            wait_ready(url)
+            inproc: list[float] = []
+            served: dict[int, list[float]] = {n: [] for n in counts}
+            for _ in range(rounds):
+                inproc += _in_process(scorer, rows, seconds)
+                for n in counts:
+                    served[n] += asyncio.run(load(url, "/v1/score", {"samples": rows}, n, seconds))
+    finally:
+        if proc is not None:
+            stop(proc)
+        ray.shutdown()
+    base = summary(inproc, seconds * rounds, batch)
+    print(f"2. {batch}-sample requests, 2 Ray workers, 2 ms CPU reward, {rounds} alternated rounds "
+          f"of {seconds:g} s")
+    print(line("in-process Scorer (same pool)", base, "sample"))
+    ratio = 0.0
+    for n in counts:
+        figures = summary(served[n], seconds * rounds, batch)
+        ratio = figures[0] / base[0]
+        print(line(f"verl-rewards serve ({n} client{'s' if n > 1 else ''})", figures, "sample"))
+        print(f"  ratio {ratio:.2f}x (aim >= 0.85x)")
+    return ratio
+
+
+def _in_process(scorer: Any, rows: list[dict[str, str]], seconds: float) -> list[float]:
+    latencies = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        began = time.perf_counter()
+        scorer.score(rows)
+        latencies.append(time.perf_counter() - began)
+    return latencies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=4.0, help="measured time per side and round")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds per side")
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--batch-clients", type=int, default=2,
+                        help="concurrent 256-sample clients in part 2 (one batch scores while "
+                             "the next one travels)")
+    parser.add_argument("--part", choices=["1", "2", "both"], default="both")
+    parser.add_argument("--bare-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.bare_server:
+        bare_server(args.bare_server)
+        return
+    print(f"verl-rewards serve benchmark ({os.cpu_count()} CPUs)")
+    if args.part in ("1", "both"):
+        part_single(args.seconds, args.clients, args.rounds)
+    if args.part in ("2", "both"):
+        part_batches(args.seconds, args.batch, args.batch_clients, args.rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""docs/serve.md's curl examples, run as written against a real `verl-rewards serve`
+(gsm8k, local executor, a token), answer what the doc shows."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "serve.md"
+CLI = str(Path(sys.executable).with_name("verl-rewards"))
+TOKEN = "doc-token"
+# `$ curl ...'` (possibly over several lines, ending at the closing quote), then its output.
+EXAMPLE = re.compile(r"^\$ (curl .*?')\n(.*?)\n```", re.S | re.M)
+
+
+def examples() -> list[tuple[str, str]]:
+    return EXAMPLE.findall(DOC.read_text())
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    env = {**os.environ, "VERL_REWARDS_TOKEN": TOKEN}
+    proc = subprocess.Popen([CLI, "serve", "--port", "0", "reward.plugin=gsm8k", "reward.executor=local"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    found: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "listening on " in line:
+                found.put(line.split("listening on ")[1].split()[0])
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        base = found.get(timeout=120)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(urllib.request.Request(
+                    base + "/readyz", headers={"Authorization": f"Bearer {TOKEN}"}), timeout=5)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "never ready"
+                time.sleep(0.1)
+        yield base
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
+
+
+def test_the_doc_has_its_curl_examples():
+    assert len(examples()) == 4
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_a_curl_example_answers_what_the_doc_shows(url, index):
+    command, shown = examples()[index]
+    command = command.replace("localhost:8000", url.removeprefix("http://"))
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "VERL_REWARDS_TOKEN": TOKEN})
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    if "{...}" in shown:  # the doc abbreviates the echoed request: compare what it shows
+        pattern = ".*?".join(re.escape(part) for part in shown.split("{...}"))
+        assert re.fullmatch(pattern, json.dumps(got), re.S), (shown, done.stdout)
+    else:
+        assert got == json.loads(shown)

@@ -1,0 +1,13 @@
+"""``verl-rewards serve``: one reward section served over HTTP on the scoring path.
+
+aiohttp carries HTTP (parsing, keep-alive, body limits, graceful shutdown);
+this package adds the protocols (native, OpenRLHF, slime, NeMo-Gym), the
+token check, a bounded queue that scores requests arriving together as one
+pool batch, Prometheus metrics and the pool's lifecycle. See ``docs/serve.md``.
+"""
+
+from __future__ import annotations
+
+from .settings import ServeSettings
+
+__all__ = ["ServeSettings"]

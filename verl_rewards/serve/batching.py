@@ -1,0 +1,167 @@
+"""A bounded queue that scores the requests arriving together as one pool batch.
+
+OpenRLHF and slime send one sample per request. While the pool scores one
+batch, the requests that arrive wait and are combined into the next one (as
+the shared pool host does), so single-sample traffic still gives the pool
+whole batches and no request waits on a timer. The queue counts samples
+waiting or scoring; a request that would take it past its limit is refused
+(the server answers 429 with Retry-After).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+from ..errors import RewardError
+from ..results import BatchResult
+from ..samples import Sample
+from .metrics import Metrics
+
+
+class QueueFull(Exception):
+    """The queue holds ``depth`` samples; ``limit`` is its bound."""
+
+    def __init__(self, depth: int, limit: int) -> None:
+        self.depth, self.limit = depth, limit
+        super().__init__(f"the scoring queue is full ({depth} samples waiting or scoring, "
+                         f"limit {limit}); retry later")
+
+
+class _Request(NamedTuple):
+    samples: list[Sample]
+    future: asyncio.Future[BatchResult]
+
+
+ScoreFn = Callable[[list[Sample]], BatchResult]
+
+
+class BatchQueue:
+    """Combines waiting requests into batches of up to ``max_batch`` samples,
+    scored one batch at a time by ``score`` in a worker thread."""
+
+    def __init__(self, score: ScoreFn, metrics: Metrics, max_queue: int, max_batch: int) -> None:
+        self._score = score
+        self._metrics = metrics
+        self._max_queue = max_queue
+        self._max_batch = max_batch
+        self._waiting: list[_Request] = []
+        self._depth = 0  # samples waiting or scoring
+        self._wake: asyncio.Event | None = None
+        self._drainer: asyncio.Task[None] | None = None
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="verl-rewards-batch")
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    async def score(self, samples: list[Sample]) -> BatchResult:
+        """Score ``samples`` in the next batch; :class:`QueueFull` when there is no room."""
+        if self._depth and self._depth + len(samples) > self._max_queue:
+            raise QueueFull(self._depth, self._max_queue)
+        loop = asyncio.get_running_loop()
+        if self._drainer is None:
+            self._wake = asyncio.Event()
+            self._drainer = loop.create_task(self._drain())
+        future: asyncio.Future[BatchResult] = loop.create_future()
+        self._waiting.append(_Request(samples, future))
+        self._add_depth(len(samples))
+        assert self._wake is not None
+        self._wake.set()
+        try:
+            return await asyncio.shield(future)  # a caller that goes away leaves its batch intact
+        finally:
+            if not future.done():
+                future.add_done_callback(lambda f: f.exception())  # nobody reads it now
+
+    def _add_depth(self, n: int) -> None:
+        self._depth += n
+        self._metrics.queue_depth.set(self._depth)
+
+    async def _drain(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._waiting:
+                batch = self._take()
+                await self._run(batch)
+
+    def _take(self) -> list[_Request]:
+        """Whole requests, oldest first, up to ``max_batch`` samples (at least one request)."""
+        taken: list[_Request] = []
+        n = 0
+        while self._waiting and (not taken or n + len(self._waiting[0].samples) <= self._max_batch):
+            request = self._waiting.pop(0)
+            taken.append(request)
+            n += len(request.samples)
+        return taken
+
+    async def _run(self, batch: list[_Request]) -> None:
+        samples = [s for r in batch for s in r.samples]
+        loop = asyncio.get_running_loop()
+        self._metrics.batch_size.observe(len(samples))
+        try:
+            result = await loop.run_in_executor(self._thread, self._score, samples)
+        except RewardError:  # on_error=raise: each request hears only about its own samples
+            await self._run_alone(batch)
+            return
+        except Exception as e:  # noqa: BLE001 - every request of the batch hears why
+            for r in batch:
+                _settle(r.future, error=e)
+            self._add_depth(-len(samples))
+            return
+        self._metrics.count_statuses(result.statuses)
+        offset = 0
+        for r in batch:
+            _settle(r.future, result=slice_result(result, offset, len(r.samples)))
+            offset += len(r.samples)
+        self._add_depth(-len(samples))
+
+    async def _run_alone(self, batch: list[_Request]) -> None:
+        loop = asyncio.get_running_loop()
+        for r in batch:
+            try:
+                result = await loop.run_in_executor(self._thread, self._score, r.samples)
+            except Exception as e:  # noqa: BLE001 - this request's own failure
+                _settle(r.future, error=e)
+            else:
+                self._metrics.count_statuses(result.statuses)
+                _settle(r.future, result=result)
+            self._add_depth(-len(r.samples))
+
+    async def close(self) -> None:
+        """Stop the drainer (the server has drained its requests) and the thread."""
+        if self._drainer is not None:
+            self._drainer.cancel()
+            try:
+                await self._drainer
+            except asyncio.CancelledError:
+                pass
+        self._thread.shutdown(wait=True)
+
+
+def _settle(future: asyncio.Future[BatchResult], result: BatchResult | None = None,
+            error: BaseException | None = None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        assert result is not None
+        future.set_result(result)
+
+
+def slice_result(result: BatchResult, start: int, n: int) -> BatchResult:
+    """Samples ``start`` to ``start + n`` of ``result``."""
+    if start == 0 and n == len(result):
+        return result
+    end = start + n
+    return BatchResult(
+        scores=result.scores[start:end], errors=result.errors[start:end],
+        statuses=result.statuses[start:end],
+        extra_info={k: v[start:end] for k, v in result.extra_info.items()},
+        provenance=result.provenance, metrics=result.metrics,
+    )
