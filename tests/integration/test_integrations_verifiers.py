@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -127,3 +129,12 @@ def test_task_fields_are_configurable_and_reach_the_plugin():
 def test_a_wrong_plugin_name_fails_when_the_reward_is_made():
     with pytest.raises(ConfigError, match="exact_match"):
         reward_func("exact_mach")
+
+
+
+def test_the_docs_example_prints_what_it_says(capsys):
+    text = (Path(__file__).parents[2] / "docs" / "integrations" / "verifiers.md").read_text()
+    block = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
+    exec(compile(block, "verifiers.md", "exec"), {})
+    claims = re.findall(r"^print\(.*?\)\s*#\s*(.*)$", block, flags=re.M)
+    assert capsys.readouterr().out.splitlines() == claims
