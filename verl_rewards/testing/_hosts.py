@@ -75,6 +75,61 @@ def _verl_reward_kwargs(section: Mapping[str, Any]) -> dict[str, Any]:
     return {**chosen, **dict(section.get("kwargs") or {}), "verl_rewards": options}
 
 
+def _verl_manager(section: Mapping[str, Any], samples: Sequence[Sample]) -> list[Seen]:
+    from omegaconf import OmegaConf
+
+    from verl_rewards.integrations.verl import RewardManager
+
+    tokenizer = _byte_tokenizer()
+    config = OmegaConf.create({"reward": {"verl_rewards": {"executor": "local", **section}}})
+    manager = RewardManager(config, tokenizer)
+    batch = _verl_batch(tokenizer, samples)
+
+    async def run_all() -> list[dict[str, Any]]:  # verl's reward loop: every sample at once
+        return list(await asyncio.gather(*(manager.run_single(batch[i:i + 1]) for i in range(len(batch)))))
+
+    return [Seen(float(out["reward_score"]), out["reward_extra_info"]["error"]) for out in asyncio.run(run_all())]
+
+
+def _byte_tokenizer() -> Any:
+    """A byte-level tokenizer built in code: any text encodes and decodes back exactly."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    core = Tokenizer(models.BPE(vocab={"<pad>": 0, "<eos>": 1, **{c: i + 2 for i, c in enumerate(alphabet)}},
+                                merges=[]))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    core.decoder = decoders.ByteLevel()
+    return PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
+        tokenizer_object=core, pad_token="<pad>", eos_token="<eos>", clean_up_tokenization_spaces=False)
+
+
+def _verl_batch(tokenizer: Any, samples: Sequence[Sample]) -> Any:
+    """A verl ``DataProto``: a one-token prompt, right-padded responses, the rows' fields."""
+    import numpy as np
+    import torch
+    from tensordict import TensorDict
+    from verl.protocol import DataProto
+
+    ids = [tokenizer.encode(s.solution_str, add_special_tokens=False) for s in samples]
+    width = max(1, *(len(i) for i in ids))
+    responses = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
+    mask = torch.zeros(len(ids), 1 + width, dtype=torch.long)
+    for row, one in enumerate(ids):
+        responses[row, : len(one)] = torch.tensor(one, dtype=torch.long)
+        mask[row, : 1 + len(one)] = 1
+    prompts = torch.full((len(ids), 1), tokenizer.eos_token_id, dtype=torch.long)
+    tensors = TensorDict({"prompts": prompts, "responses": responses, "attention_mask": mask,
+                          "input_ids": torch.cat([prompts, responses], dim=1)}, batch_size=len(ids))
+    non_tensor = {
+        "data_source": np.array([s.data_source for s in samples], dtype=object),
+        "reward_model": np.array([{"ground_truth": s.ground_truth} for s in samples], dtype=object),
+        "extra_info": np.array([dict(s.extra_info or {}) for s in samples], dtype=object),
+    }
+    return DataProto(batch=tensors, non_tensor_batch=non_tensor)
+
+
 def _trl(section: Mapping[str, Any], samples: Sequence[Sample]) -> list[Seen]:
     from verl_rewards.integrations.trl import reward_func
 
@@ -227,6 +282,8 @@ def _text(prompt: Any) -> str:
 
 HOSTS: tuple[Host, ...] = (
     Host("verl_function", "verl", _verl_function, shows_errors=False, routes_per_sample=True),
+    Host("verl_manager", "verl.experimental.reward_loop.reward_manager.base", _verl_manager,
+         shows_errors=True, routes_per_sample=True),
     Host("trl", "trl", _trl, shows_errors=False, routes_per_sample=True),
     Host("openrlhf", "openrlhf", _openrlhf, shows_errors=True, routes_per_sample=False),
     Host("verifiers", "verifiers.v1", _verifiers, shows_errors=True, routes_per_sample=True),

@@ -7,10 +7,10 @@
     def test_my_reward_runs_the_same_in_every_trainer():
         assert_conformant("my_reward")
 
-For each host whose package is installed (verl's reward function, TRL,
-OpenRLHF, verifiers, SkyRL, AReaL; slime needs none, its calling convention is
-all there is), the plugin's own self-test examples are scored the way that
-host calls its reward, and three things are checked:
+For each host whose package is installed (verl's reward function and its
+reward manager, TRL, OpenRLHF, verifiers, SkyRL, AReaL; slime needs none, its
+calling convention is all there is), the plugin's own self-test examples are
+scored the way that host calls its reward, and three things are checked:
 
 * **the same score everywhere**: each example scores its ``expected`` value;
 * **a raising sample isolated**: a probe sample that raises, scored in the
@@ -24,7 +24,10 @@ The probes are a small reward file (written to a temporary directory) routed
 by data source: the section is ``rewards: {plugin: <the plugin, weight 1>,
 probe: <the file>}`` with ``route: {<probe data source>: probe, "*": plugin}``,
 so every example reaches the plugin unchanged. Examples that declare kwargs
-run in a section of their own, without probes.
+run in a section of their own, without probes. Every adapter scores in the
+calling process (``executor: local``, the verl manager included), so the kit
+needs no Ray; a hang in C is bounded only by ``executor: ray``, which the kit
+does not exercise.
 """
 
 from __future__ import annotations
