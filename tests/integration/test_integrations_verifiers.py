@@ -138,3 +138,13 @@ def test_the_docs_example_prints_what_it_says(capsys):
     exec(compile(block, "verifiers.md", "exec"), {})
     claims = re.findall(r"^print\(.*?\)\s*#\s*(.*)$", block, flags=re.M)
     assert capsys.readouterr().out.splitlines() == claims
+
+
+def test_the_reward_pickles_as_its_section_and_scores_after_unpickling():
+    import pickle
+
+    fn = vf.reward(reward_func("exact_match", kwargs={"bonus": 0.5}))
+    copy = pickle.loads(pickle.dumps(fn))
+    assert (copy.section, copy.__name__, copy.reward) == (fn.section, "exact_match", True)
+    task = vf.Task(QAData(answer="42"))
+    assert asyncio.run(copy(task.data, _trace(task, "42"))) == 1.5
