@@ -67,6 +67,18 @@ def test_a_hanging_sample_is_bounded_by_timeout_s():
     assert (out["reward"], out["metadata"]["status"]) == (-1.0, "timeout")
 
 
+def test_episode_metrics_count_failures_and_skyrl_averages_them():
+    from skyrl_gym.metrics import aggregate_for_environment
+
+    metrics = []
+    for response in ("42", "raise"):
+        env = skyrl_gym.make(adapter.register(), env_config=FAULTY, extras=_row("42"))
+        env.step(response)
+        metrics.append(env.get_metrics())
+    assert metrics == [{"failed": 0.0}, {"failed": 1.0}]
+    assert aggregate_for_environment("verl_rewards", metrics) == {"failed": 0.5}
+
+
 def test_on_error_raise_raises_out_of_step():
     with pytest.raises(RewardError, match="faulty"):
         _step({**FAULTY, "on_error": "raise"}, "raise")

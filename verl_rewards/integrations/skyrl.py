@@ -19,7 +19,8 @@ skyrl-gym does not catch an exception from ``step``: one raising reward ends
 the trajectory. Here a failed sample (raised, timed out, bad value) scores
 ``error_score`` with ``metadata["error"]`` saying why; ``step`` raises only
 with ``on_error: raise``. The reward's extra keys are in ``metadata`` too.
-``env_config`` may also be a plugin name. skyrl-gym is imported only by
+``get_metrics()`` gives SkyRL the episode's numeric extra keys and ``failed``
+(0 or 1), which it averages over episodes. ``env_config`` may also be a plugin name. skyrl-gym is imported only by
 :func:`register` and :class:`RewardEnv`. See ``docs/integrations/skyrl.md``.
 """
 
@@ -30,7 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 from verl_rewards.errors import ConfigError
 from verl_rewards.integrations._common import plain, score_batch
-from verl_rewards.integrations._section import Reward, sample_result, scorer_for, section_of
+from verl_rewards.integrations._section import (
+    Reward,
+    numeric,
+    sample_result,
+    scorer_for,
+    section_of,
+)
 from verl_rewards.samples import Sample
 
 if TYPE_CHECKING:
@@ -99,14 +106,21 @@ def _env_class() -> type:
             self.section = section_of_env_config(env_config)
             self.row = sample_from_extras(extras or {})  # a row without ground truth fails here
             self.scorer = scorer_for(self.section)  # and so does a wrong plugin name
+            self.metrics: dict[str, float] = {}
 
         def step(self, action: str) -> BaseTextEnvStepOutput:
             self.turns += 1
             sample = self.row._replace(solution_str=action)
             result = sample_result(score_batch(self.scorer, [sample]), 0)
             metadata = {**result.extra, ERROR_KEY: result.error, "status": result.status}
+            self.metrics = {**numeric(result.extra), "failed": float(result.status != "ok")}
             return {"observations": [], "reward": result.score, "done": True,
                     "metadata": metadata}
+
+        def get_metrics(self) -> dict[str, Any]:
+            """The episode's metrics (SkyRL averages them over episodes): the reward's
+            numeric extra keys and ``failed`` (0 or 1)."""
+            return dict(self.metrics)
 
     RewardEnv.__module__ = __name__
     RewardEnv.__qualname__ = "RewardEnv"
