@@ -101,6 +101,8 @@ def test_score_by_import_string_takes_a_yaml_section_with_fields_routed(monkeypa
 
     good, bad = asyncio.run(_score_all(vf.Task[QAData], [("7", "7"), ("nan", "7")], config))
     assert (good.reward, bad.reward) == (1.0, 0.25)
+    scorer = adapter._entries.peek(adapter.selection_key(adapter.env_section())).scorer
+    assert scorer.config.executor == "local"  # the adapters' default: the file does not say
     assert bad.info["verl_rewards"]["faulty"]["error"].startswith("RewardValueError")
 
 

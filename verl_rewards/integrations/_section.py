@@ -66,9 +66,11 @@ def section_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
                           f"kwargs in the section")
     if config.startswith("{"):
         return _json_object(config, CONFIG_ENV)
-    from ..config import _as_plain, load_config
+    from ..config import _source_dict
 
-    return _as_plain(load_config(config))  # a YAML file (a whole trainer config's `reward:` too)
+    # The file's own keys only: a key it leaves out keeps the adapters' default
+    # (executor: local), not the trainer's (executor: ray).
+    return _source_dict(config)  # a YAML file (a whole trainer config's `reward:` too)
 
 
 def env_section() -> dict[str, Any]:
