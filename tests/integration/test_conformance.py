@@ -40,6 +40,20 @@ def test_a_plugin_that_differs_from_its_examples_is_reported_per_host(make_dist)
         assert_conformant("liar", hosts=["slime", "skyrl"])
 
 
+def test_extra_info_reaches_the_plugin_in_every_host_that_carries_it(make_dist):
+    make_dist("info-rewards", "1.0", {"info_level": "plug_info:score"}, {"plug_info.py": '''
+        from verl_rewards.metadata import Example, reward
+
+        @reward(examples=[Example(solution_str="a", ground_truth="a", expected=2.0,
+                                  extra_info={"level": 2})])
+        def score(data_source, solution_str, ground_truth, extra_info=None):
+            return float((extra_info or {}).get("level", 0))
+    '''})
+    hosts = ["verl_function", "trl", "openrlhf", "verifiers", "skyrl", "slime"]
+    report = assert_conformant("info_level", hosts=hosts)
+    assert report.hosts == tuple(hosts)
+
+
 def test_a_plugin_without_examples_is_refused(make_dist):
     make_dist("mute-rewards", "1.0", {"mute": "plug_mute:score"}, {"plug_mute.py": '''
         def score(data_source, solution_str, ground_truth, extra_info=None):

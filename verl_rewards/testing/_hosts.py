@@ -40,6 +40,7 @@ class Host(NamedTuple):
     run: Runner
     shows_errors: bool  # whether a failed sample's error is visible in what the host gets
     routes_per_sample: bool  # whether each sample carries its own data source
+    carries_extra_info: bool = True  # whether a sample's extra_info reaches the reward
 
     def load(self) -> None:
         """Import the host's package now."""
@@ -285,7 +286,8 @@ HOSTS: tuple[Host, ...] = (
     Host("verl_manager", "verl.experimental.reward_loop.reward_manager.base", _verl_manager,
          shows_errors=True, routes_per_sample=True),
     Host("trl", "trl", _trl, shows_errors=False, routes_per_sample=True),
-    Host("openrlhf", "openrlhf", _openrlhf, shows_errors=True, routes_per_sample=False),
+    Host("openrlhf", "openrlhf", _openrlhf, shows_errors=True, routes_per_sample=False,
+         carries_extra_info=False),
     Host("verifiers", "verifiers.v1", _verifiers, shows_errors=True, routes_per_sample=True),
     Host("skyrl", "skyrl_gym", _skyrl, shows_errors=True, routes_per_sample=True),
     Host("areal", "areal.api.reward_api", _areal, shows_errors=False, routes_per_sample=True),

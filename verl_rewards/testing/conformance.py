@@ -24,7 +24,8 @@ The probes are a small reward file (written to a temporary directory) routed
 by data source: the section is ``rewards: {plugin: <the plugin, weight 1>,
 probe: <the file>}`` with ``route: {<probe data source>: probe, "*": plugin}``,
 so every example reaches the plugin unchanged. Examples that declare kwargs
-run in a section of their own, without probes. Every adapter scores in the
+run in a section of their own, without probes; examples with ``extra_info``
+are not run in OpenRLHF, which passes a reward only labels. Every adapter scores in the
 calling process (``executor: local``, the verl manager included), so the kit
 needs no Ray; a hang in C is bounded only by ``executor: ray``, which the kit
 does not exercise.
@@ -141,6 +142,8 @@ def _run_host(host: Host, plugin: str, examples: Sequence[Example], probe: Path,
     for n, (kwargs, numbered) in enumerate(_by_kwargs(examples)):
         with_probes = n == 0
         section = _section(plugin, kwargs, probe, error_score)
+        if not host.carries_extra_info:  # OpenRLHF passes labels only: nothing to compare
+            numbered = [(number, e) for number, e in numbered if not e.extra_info]
         samples = [_sample(e) for _, e in numbered]
         probes = [Sample(PROBE_SOURCE, RAISE, ""), Sample(PROBE_SOURCE, HANG, "")] if with_probes else []
         if probes and not host.routes_per_sample:  # the probes in a call of their own
