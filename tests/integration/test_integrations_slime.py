@@ -36,6 +36,7 @@ class Sample:
     response_length: int = 0
     label: str | None = None
     reward: float | dict[str, Any] | None = None
+    remove_sample: bool = False
     metadata: dict = field(default_factory=dict)
 
 
@@ -90,6 +91,14 @@ def test_the_samples_data_source_prompt_and_metadata_reach_the_plugin():
         "gsm8k", "42", "42", chat)
     assert sample.extra_info == {"data_source": "gsm8k", "level": 2}
     assert sample_of(Sample(response="x")).data_source == "slime"
+
+
+def test_on_error_skip_removes_the_failed_samples_from_training(monkeypatch):
+    monkeypatch.delenv("VERL_REWARDS_PLUGIN", raising=False)
+    monkeypatch.setenv("VERL_REWARDS_CONFIG", json.dumps({**FAULTY, "on_error": "skip"}))
+    group = [Sample(response=r, label="42") for r in ("42", "raise", "41")]
+    assert asyncio.run(_batched_async_rm(_args(group_rm=True), group)) == [1.0, -1.0, 0.0]
+    assert [s.remove_sample for s in group] == [False, True, False]
 
 
 def test_on_error_raise_reaches_slime(monkeypatch):

@@ -16,7 +16,9 @@ slime's custom reward path has no timeout and no error handling of its own.
 Here every sample is bounded by ``timeout_s`` and a failed sample scores
 ``error_score``; its status and error, and the reward's extra keys, are kept
 in ``sample.metadata["verl_rewards"]``, where slime's later hooks (sample
-filters, rollout logging) can read them. With ``on_error: raise`` the
+filters, rollout logging) can read them. With ``on_error: skip`` a failed
+sample is also marked ``sample.remove_sample = True``, slime's own way of
+leaving a sample out of training. With ``on_error: raise`` the
 ``RewardError`` reaches slime. The samples of one call are scored as one
 batch, off slime's event loop; slime is never imported here. See
 ``docs/integrations/slime.md``.
@@ -49,10 +51,13 @@ async def reward(args: Any, sample_or_samples: Any, **kw: Any) -> float | list[f
 def _score(samples: list[Any]) -> list[float]:
     scorer = scorer_for(env_section())
     result = score_batch(scorer, [sample_of(s) for s in samples])
+    skip = scorer.config.on_error == "skip"
     for i, sample in enumerate(samples):
         one = sample_result(result, i)
         if isinstance(getattr(sample, "metadata", None), dict):
             sample.metadata[METADATA_KEY] = {"status": one.status, "error": one.error, **one.extra}
+        if skip and one.status != "ok":
+            sample.remove_sample = True  # slime's own way to leave a sample out of training
     return list(result.scores)
 
 
