@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from verl_rewards.testing._hosts import HOSTS
@@ -52,6 +54,15 @@ def test_extra_info_reaches_the_plugin_in_every_host_that_carries_it(make_dist):
     hosts = ["verl_function", "trl", "openrlhf", "verifiers", "skyrl", "slime"]
     report = assert_conformant("info_level", hosts=hosts)
     assert report.hosts == tuple(hosts)
+
+
+def test_the_callers_own_reward_variables_do_not_leak_into_a_run(monkeypatch):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
+    monkeypatch.setenv("VERL_REWARDS_DATA_SOURCE", "elsewhere")
+    report = assert_conformant("think_answer_format", hosts=["openrlhf", "slime"], probe_timeout_s=1.0)
+    assert report.hosts == ("openrlhf", "slime")
+    assert os.environ["VERL_REWARDS_PLUGIN"] == "exact_match"
+    assert "VERL_REWARDS_CONFIG" not in os.environ
 
 
 def test_a_plugin_without_examples_is_refused(make_dist):

@@ -160,8 +160,9 @@ def _openrlhf(section: Mapping[str, Any], samples: Sequence[Sample]) -> list[See
         env = {"VERL_REWARDS_CONFIG": json.dumps(dict(section)),
                "VERL_REWARDS_DATA_SOURCE": batch[0].data_source}
         prompts = [_text(s.prompt) for s in batch]
-        out = score_queries([p + s.solution_str for p, s in zip(prompts, batch)], prompts,
-                            [s.ground_truth for s in batch], defaults=env)
+        with _environment(env):
+            out = score_queries([p + s.solution_str for p, s in zip(prompts, batch)], prompts,
+                                [s.ground_truth for s in batch])
         failed = out["extra_logs"]["reward_failed"].tolist()
         seen.update({i: Seen(float(r), "failed" if f else None)
                      for i, r, f in zip(indices, out["rewards"].tolist(), failed)})
@@ -250,20 +251,18 @@ def _slime(section: Mapping[str, Any], samples: Sequence[Sample]) -> list[Seen]:
 
 @contextlib.contextmanager
 def _environment(values: Mapping[str, str]) -> Iterator[None]:
-    """These ``VERL_REWARDS_*`` variables, and no other way of choosing a reward, meanwhile."""
-    names = ("VERL_REWARDS_PLUGIN", "VERL_REWARDS_KWARGS", "VERL_REWARDS_CONFIG")
-    saved = {k: os.environ.get(k) for k in names}
+    """These ``VERL_REWARDS_*`` variables and no others meanwhile: the caller's own
+    (a plugin chosen for another run, say) must not mix with the section under test."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("VERL_REWARDS_")}
     try:
-        for k in names:
-            os.environ.pop(k, None)
+        for k in saved:
+            del os.environ[k]
         os.environ.update(values)
         yield
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        for k in values:
+            os.environ.pop(k, None)
+        os.environ.update(saved)
 
 
 def _groups(samples: Sequence[Sample], key: Callable[[Sample], Any]) -> list[list[int]]:
