@@ -76,6 +76,16 @@ def test_row_keys_are_configurable(wrap):
     assert _call(wrapper, "yes", solution="yes") == 1.0
 
 
+def test_the_import_string_reward_takes_its_section_from_the_environment(wrap, monkeypatch):
+    from areal.utils.dynamic_import import import_from_string
+
+    monkeypatch.delenv("VERL_REWARDS_PLUGIN", raising=False)
+    monkeypatch.setenv("VERL_REWARDS_CONFIG", '{"plugin": "faulty", "timeout_s": 2, "error_score": -1}')
+    fn = import_from_string("verl_rewards.integrations.areal.reward")  # as RLVRWorkflow loads it
+    wrapper = wrap(fn, timeout_seconds=AREAL_TIMEOUT_S, max_workers=1)
+    assert [_call(wrapper, r, answer="42") for r in ("42", "raise")] == [1.0, -1.0]
+
+
 def test_a_wrong_plugin_name_fails_in_the_driver():
     with pytest.raises(ConfigError, match="exact_match"):
         reward_fn("exact_mach")

@@ -8,6 +8,10 @@
     gsm8k = reward_fn("gsm8k", timeout_s=10)          # or reward_fn({"plugin": ..., ...})
     workflow = RLVRWorkflow(reward_fn=gsm8k, ...)     # AReaL wraps it in AsyncRewardWrapper
 
+AReaL's ``RLVRWorkflow`` also takes the function by import string:
+``reward_fn="verl_rewards.integrations.areal.reward"`` scores with the reward
+``VERL_REWARDS_PLUGIN`` (or ``VERL_REWARDS_CONFIG``) selects.
+
 AReaL calls ``reward_fn(prompt, completions, prompt_ids, completion_ids,
 **row)`` (``completions`` is one response's text, ``row`` the dataset row's
 other columns) in a process pool, so the function must pickle: the object
@@ -31,10 +35,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from verl_rewards.integrations._common import plain, score_batch
-from verl_rewards.integrations._section import Reward, reward_name, scorer_for, section_of
+from verl_rewards.integrations._section import (
+    Reward,
+    env_section,
+    reward_name,
+    scorer_for,
+    section_of,
+)
 from verl_rewards.samples import Sample
 
-__all__ = ["ArealReward", "reward_fn"]
+__all__ = ["ArealReward", "reward", "reward_fn"]
 
 DEFAULT_DATA_SOURCE = "areal"
 
@@ -70,6 +80,15 @@ class ArealReward:
             row.get(self.answer_key), dict(info) if isinstance(info, Mapping) else None,
             prompt if isinstance(prompt, str) else None,
         )
+
+
+def reward(prompt: Any, completions: str, prompt_ids: Any = None, completion_ids: Any = None,
+           **row: Any) -> float:
+    """AReaL's reward function by import string (``reward_fn:
+    verl_rewards.integrations.areal.reward`` in a workflow's config): the reward
+    ``VERL_REWARDS_PLUGIN`` / ``VERL_REWARDS_CONFIG`` select, with the default row keys."""
+    return ArealReward(env_section(), "verl_rewards")(prompt, completions, prompt_ids,
+                                                      completion_ids, **row)
 
 
 def reward_fn(
