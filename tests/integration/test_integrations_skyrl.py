@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import skyrl_gym
+from omegaconf import OmegaConf
 from skyrl_gym.envs.base_text_env import BaseTextEnv
 
 from verl_rewards.errors import ConfigError, RewardError
@@ -89,6 +90,8 @@ def test_make_refuses_a_row_without_ground_truth_and_an_unknown_plugin():
         skyrl_gym.make(adapter.register(), env_config="exact_match", extras={"answer": "42"})
     with pytest.raises(ConfigError, match="exact_match"):
         skyrl_gym.make(adapter.register(), env_config="exact_mach", extras=_row("42"))
+    with pytest.raises(ConfigError, match=r"environment\.skyrl_gym\.verl_rewards\.plugin"):
+        skyrl_gym.make(adapter.register(), env_config=OmegaConf.create({}), extras=_row("42"))
 
 
 def test_the_env_class_is_a_skyrl_text_env_that_pickles_by_reference():

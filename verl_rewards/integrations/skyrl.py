@@ -64,10 +64,11 @@ def register(env_id: str = ENV_ID) -> str:
 
 def section_of_env_config(env_config: Any) -> dict[str, Any]:
     """The reward section an ``env_config`` gives: a mapping (omegaconf too) or a plugin name."""
-    if env_config is None:
-        raise ConfigError("the verl_rewards SkyRL environment needs env_config: a reward "
-                          "section (e.g. {'plugin': 'gsm8k'}) or a plugin name")
     reward: Reward = env_config if isinstance(env_config, str) else plain(env_config)
+    if not reward:  # SkyRL's trainer passes {} when environment.skyrl_gym.<env> is unset
+        raise ConfigError(f"the {ENV_ID} SkyRL environment needs env_config: a reward section "
+                          f"(in SkyRL's trainer, environment.skyrl_gym.{ENV_ID}.plugin=gsm8k) "
+                          f"or a plugin name; it got {env_config!r}")
     return section_of(reward, {})
 
 
