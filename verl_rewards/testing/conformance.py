@@ -150,6 +150,8 @@ def _run_host(host: Host, plugin: str, examples: Sequence[Example], probe: Path,
             seen, elapsed = _score(host, section, probes)
             problems += _probes(host, seen, error_score)
             probes = []
+        if not samples and not probes:
+            continue
         seen, took = _score(host, section, samples + probes)
         elapsed = took if probes else elapsed
         problems += [p for (number, e), s in zip(numbered, seen)
