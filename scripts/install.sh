@@ -6,7 +6,8 @@
 #
 #   bash scripts/install.sh            # the demo and development
 #   bash scripts/install.sh --test     # also the test tools, the peer trainers
-#                                      # (verl, TRL) and the test-only plugins
+#                                      # (verl, TRL, OpenRLHF, verifiers, SkyRL,
+#                                      # AReaL) and the test-only plugins
 #   bash scripts/install.sh --dry-run  # print the pip commands, install nothing
 #
 # Both installs take every version from constraints.txt (the one recorded stack:
@@ -23,7 +24,7 @@ for arg in "$@"; do
     case "$arg" in
         --test) TEST=1 ;;
         --dry-run) DRY=1 ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown option $arg (use --test, --dry-run)" >&2; exit 2 ;;
     esac
 done
@@ -60,5 +61,20 @@ if [ "$TEST" = 1 ]; then
     # GPU stack (vLLM, DeepSpeed, flash-attn) is not needed for that.
     pip install --quiet --no-deps "openrlhf==0.11.2" "${pin[@]}"
     pip install --quiet pylatexenc "${pin[@]}"
+    # verifiers 0.4.0 pins openai<3, which verl-rewards-models (openai>=3) cannot share:
+    # install it without its dependencies, then all of them but openai (the task and
+    # reward API the tests run does not call openai; it imports fine with openai 3).
+    pip install --quiet --no-deps "verifiers==0.4.0" "${pin[@]}"
+    pip install --quiet "aiohttp>=3.14.1" "anthropic>=1.0.0" "gepa>=0.0.6" "h11>=0.16.0" \
+        "httpx2>=2.12.0" "httpx>=0.27.0" "loguru>=0.7.0" "math-verify>=0.8.0" "mcp==2.0.0" \
+        "msgpack>=1.1.2" "numpy>=2.1.0" "prime-pydantic-config[toml]>=0.4.3" "prime-runs>=0.1.4" \
+        "prime-sandboxes>=0.4.2" "prime-tunnel>=0.1.14" "pydantic>=2.12.3" "pyzmq>=27.1.0" \
+        "renderers[multimodal]>=0.1.12" "rich>=11.0.0" "tenacity>=8.5.0" "tomli-w>=1.0.0" \
+        "typing-extensions>=4.12.2" "uvicorn>=0.52.0" "openai>=3,<4" "torch==2.13.0" "${pin[@]}"
+    # AReaL 1.0.4 pins torch<2.11 and transformers<=5.3 and pulls a GPU and agent stack:
+    # install it without its dependencies, plus only what `import areal` and its
+    # AsyncRewardWrapper (areal.api.reward_api) import.
+    pip install --quiet --no-deps "areal==1.0.4" "${pin[@]}"
+    pip install --quiet colorlog flask lark uvloop numba einops "torch==2.13.0" "${pin[@]}"
 fi
 [ "$DRY" = 1 ] || echo "installed into $VENV (editable): verl-rewards + $(( ${#editable[@]} / 2 - 1 )) plugin package(s)$([ "$TEST" = 1 ] && echo ', with the test tools and test plugins')"

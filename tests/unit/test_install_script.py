@@ -44,6 +44,11 @@ def test_the_test_install_adds_test_tools_peers_and_test_plugins():
     assert project[-2:] == ["-e", "./tests/fixtures/testkit"]
     # OpenRLHF's loader and parser, without its GPU stack
     assert "pip install --quiet --no-deps openrlhf==0.11.2 -c constraints.txt" in commands
+    # verifiers without its openai<3 pin; AReaL without its torch<2.11 pin: torch stays
+    assert "pip install --quiet --no-deps verifiers==0.4.0 -c constraints.txt" in commands
+    assert "pip install --quiet --no-deps areal==1.0.4 -c constraints.txt" in commands
+    later = commands[commands.index("pip install --quiet --no-deps verifiers==0.4.0 -c constraints.txt"):]
+    assert all(c.endswith("torch==2.13.0 -c constraints.txt") for c in later if "--no-deps" not in c)
 
 
 def test_an_unknown_option_exits_2():
