@@ -147,7 +147,8 @@ def _trl(section: Mapping[str, Any], samples: Sequence[Sample]) -> list[Seen]:
         result = fn(prompts=[_text(s.prompt) for s in batch], completions=[s.solution_str for s in batch],
                     completion_ids=[[] for _ in batch], **columns)
         scores = asyncio.run(result) if asyncio.iscoroutine(result) else result
-        seen.update({i: Seen(float(x), None) for i, x in zip(indices, scores)})
+        # None: a sample TRL leaves out (on_error: skip); NaN never equals a score.
+        seen.update({i: Seen(float("nan") if x is None else float(x), None) for i, x in zip(indices, scores)})
     return [seen[i] for i in range(len(samples))]
 
 
