@@ -25,7 +25,7 @@ from ..samples import Sample
 from ..scorer import Scorer
 from ..spec import RewardSpec, spec_from_config
 
-OnError = Literal["score", "raise"]
+OnError = Literal["score", "raise", "skip"]
 
 logger = logging.getLogger("verl_rewards.integrations")
 
@@ -123,15 +123,16 @@ def score_batch(scorer: Scorer, samples: Sequence[Sample]) -> BatchResult:
     """
     result = scorer.score(samples)
     if result.n_ok != len(result):
-        _warn_failures(scorer.ref.display_name, result.errors, scorer.config.error_score)
+        outcome = ("left out of training (on_error='skip')" if scorer.config.on_error == "skip"
+                   else f"scored {scorer.config.error_score} (on_error='score')")
+        _warn_failures(scorer.ref.display_name, result.errors, outcome)
     return result
 
 
-def _warn_failures(plugin: str, errors: Sequence[str | None], error_score: float) -> None:
+def _warn_failures(plugin: str, errors: Sequence[str | None], outcome: str) -> None:
     failed = [(i, e) for i, e in enumerate(errors) if e is not None]
     for index, error in failed[:_MAX_WARNINGS]:
-        logger.warning("reward %s failed on sample %d: %s; scored %s (on_error='score')",
-                       plugin, index, error, error_score)
+        logger.warning("reward %s failed on sample %d: %s; %s", plugin, index, error, outcome)
     if len(failed) > _MAX_WARNINGS:
-        logger.warning("reward %s: %d more failed samples in this batch of %d scored %s",
-                       plugin, len(failed) - _MAX_WARNINGS, len(errors), error_score)
+        logger.warning("reward %s: %d more failed samples in this batch of %d: %s",
+                       plugin, len(failed) - _MAX_WARNINGS, len(errors), outcome)

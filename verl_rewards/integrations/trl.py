@@ -34,6 +34,7 @@ from ..samples import Sample
 from ..scorer import Scorer
 from ..spec import RewardSpec, spec_from_config
 from ._common import OnError, ProcessCache, adapter_config, build_scorer, score_batch
+from ._skip import trl_scores
 
 __all__ = ["AsyncPluginReward", "PluginReward", "reward_func"]
 
@@ -81,7 +82,9 @@ def reward_func(
       every column not used above).
     * ``kwargs``: passed to the plugin on every call (or to its class).
     * ``on_error``: ``"score"`` gives a failed sample ``error_score`` and logs a
-      warning naming the plugin and index; ``"raise"`` raises ``RewardError``.
+      warning naming the plugin and index; ``"raise"`` raises ``RewardError``;
+      ``"skip"`` returns ``None`` for it, which TRL leaves out of the reward
+      mean and gives no advantage (see ``docs/skip.md``).
     * ``timeout_s``, ``max_concurrency``: per-sample limit (default: the plugin's
       declared timeout, else 30 s) and async fan-out.
     * ``async_``: return an async callable; by default, when the plugin is async
@@ -136,25 +139,28 @@ class _RewardBase:
         return f"{type(self).__name__}({self.ref.display_name})"
 
     def score(self, completions: Sequence[Any], columns: Mapping[str, Any],
-              prompts: Sequence[Any] | None = None) -> list[float]:
-        """Score one TRL batch: one float per completion, in order."""
+              prompts: Sequence[Any] | None = None) -> list[float | None]:
+        """Score one TRL batch: one value per completion, in order (``None``: skipped)."""
         samples = samples_from_batch(self.columns, completions, columns, prompts)
         scorer = _scorers.get(repr((self.ref, self.config)),
                               lambda: build_scorer(self.ref, self.config))
         result = score_batch(scorer, samples)
         self._log_failures(columns.get("log_metric"), result)
-        return result.scores
+        return trl_scores(result, self.config.on_error)
 
     def _log_failures(self, log_metric: Any, result: BatchResult) -> None:
         if callable(log_metric) and len(result):  # failed or timed out
-            log_metric(f"rewards/{self.__name__}/failed", (len(result) - result.n_ok) / len(result))
+            failed = (len(result) - result.n_ok) / len(result)
+            log_metric(f"rewards/{self.__name__}/failed", failed)
+            if self.config.on_error == "skip":
+                log_metric(f"rewards/{self.__name__}/skipped", failed)
 
 
 class PluginReward(_RewardBase):
     """A synchronous TRL reward function over a verl-rewards plugin."""
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any],
-                 **columns: Any) -> list[float]:
+                 **columns: Any) -> list[float | None]:
         return self.score(completions, columns, prompts)
 
 
@@ -162,7 +168,7 @@ class AsyncPluginReward(_RewardBase):
     """An async TRL reward function: TRL gathers it with its other async rewards."""
 
     async def __call__(self, prompts: Sequence[Any], completions: Sequence[Any],
-                       **columns: Any) -> list[float]:
+                       **columns: Any) -> list[float | None]:
         # The core scores on its own event loop; a thread keeps TRL's loop free.
         return await asyncio.to_thread(self.score, completions, columns, prompts)
 
