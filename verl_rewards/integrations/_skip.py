@@ -3,9 +3,11 @@ it out of training instead of learning from ``error_score`` (``docs/skip.md``)."
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..results import BatchResult
 
-__all__ = ["TRAINABLE_KEY", "trainable_flags", "trl_scores"]
+__all__ = ["TRAINABLE_KEY", "trainable_flags", "trl_scores", "verl_leaves_out_failed_sessions"]
 
 # The per-sample extra-info key the verl adapters add under skip: 1.0 when the
 # reward itself scored the sample, 0.0 when it failed (scored ``error_score``).
@@ -24,3 +26,19 @@ def trainable_flags(result: BatchResult) -> list[float]:
     """Per sample, 1.0 when the reward scored it and 0.0 when it failed: a float, so verl
     can average it into its metrics and read it as a filter metric."""
     return [1.0 if ok else 0.0 for ok in result.trainable]
+
+
+def verl_leaves_out_failed_sessions(config: Any) -> bool:
+    """Whether verl leaves a sample out of training when its reward call raises: its v1
+    trainer (``trainer.use_v1``, the default in 0.9) scoring each rollout session as it
+    ends (no colocated reward model, the check verl's own DAPO filter makes). There a
+    session that raises is never stored, and its group is marked ``failure``."""
+    trainer = _get(config, "trainer")
+    reward_model = _get(_get(config, "reward"), "reward_model")
+    streaming = not _get(reward_model, "enable", False) or _get(reward_model, "enable_resource_pool",
+                                                                 False)
+    return bool(_get(trainer, "use_v1", False)) and bool(streaming)
+
+
+def _get(config: Any, key: str, default: Any = None) -> Any:
+    return config.get(key, default) if config is not None and hasattr(config, "get") else default

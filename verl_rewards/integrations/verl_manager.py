@@ -28,10 +28,15 @@ from typing import Any, NamedTuple
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
 from verl_rewards.config import RewardConfig, load_config
-from verl_rewards.errors import ConfigError
+from verl_rewards.errors import ConfigError, SkippedSample
 from verl_rewards.executors.shared_pool import SharedPool
 from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import build_scorer, plain
+from verl_rewards.integrations._skip import (
+    TRAINABLE_KEY,
+    trainable_flags,
+    verl_leaves_out_failed_sessions,
+)
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.spec import CompositeRef, RewardSpec, refs_of, spec_from_config
@@ -59,11 +64,16 @@ class RewardManager(RewardManagerBase):
         self._backend = _backend(self.spec, self.reward_config)
         self._wants_prompt = _wants_prompt(self.spec)
         self._batcher: Microbatcher[_Response] = Microbatcher(self._score_responses)
+        self._skip = self.reward_config.on_error == "skip"
+        self._skip_raises = self._skip and verl_leaves_out_failed_sessions(config)
 
     async def run_single(self, data: Any) -> dict[str, Any]:
         """Score one sample (verl's reward loop calls this for every sample at once)."""
         # For multi-sequence outputs, the last sequence (as verl's naive manager).
         scored = await self._batcher.score(_response(data, len(data) - 1, self._wants_prompt))
+        if self._skip_raises and not scored.result.trainable[scored.position]:
+            # verl's v1 rollout drops a session that raises: the sample is left out of training.
+            raise SkippedSample(self.spec.display_name, str(scored.result.errors[scored.position]))
         return self._output(scored.result, scored.position)
 
     def __call__(self, data: Any, return_dict: bool = False) -> Any:
@@ -74,6 +84,8 @@ class RewardManager(RewardManagerBase):
         if not return_dict:
             return tensor
         extra = {k: list(result.extra_info.get(k, [None] * len(result))) for k in self.extra_keys}
+        if self._skip:
+            extra[TRAINABLE_KEY] = trainable_flags(result)
         return {"reward_tensor": tensor, "reward_extra_info": {**extra, ERROR_KEY: result.errors}}
 
     async def _score_responses(self, responses: list[_Response]) -> BatchResult:
@@ -96,6 +108,8 @@ class RewardManager(RewardManagerBase):
         extra = {k: (result.extra_info[k][index] if k in result.extra_info else None)
                  for k in self.extra_keys}
         extra[ERROR_KEY] = result.errors[index]
+        if self._skip:
+            extra[TRAINABLE_KEY] = 1.0 if result.trainable[index] else 0.0
         return {"reward_score": result.scores[index], "reward_extra_info": extra}
 
 
