@@ -116,3 +116,12 @@ def test_legacy_trainer_scores_failed_samples_error_score_and_flags_them(ray_ses
     errors = list(output.non_tensor_batch["error"])
     assert errors[0] is None and errors[2] is None and "raised on purpose" in errors[1]
     assert "trainable" in output.meta_info["reward_extra_keys"]
+
+
+def test_the_function_adapter_refuses_skip_and_names_the_manager():
+    from verl_rewards.errors import ConfigError
+    from verl_rewards.integrations.verl import compute_score
+
+    with pytest.raises(ConfigError, match="needs verl-rewards' verl RewardManager") as raised:
+        compute_score("d", "42", "42", plugin="exact_match", verl_rewards={"on_error": "skip"})
+    assert "reward.reward_manager.name=RewardManager" in str(raised.value)

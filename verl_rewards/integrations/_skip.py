@@ -7,11 +7,20 @@ from typing import Any
 
 from ..results import BatchResult
 
-__all__ = ["TRAINABLE_KEY", "trainable_flags", "trl_scores", "verl_leaves_out_failed_sessions"]
+__all__ = ["SKIP_NEEDS_MANAGER", "TRAINABLE_KEY", "trainable_flags", "trl_scores",
+           "verl_leaves_out_failed_sessions"]
 
 # The per-sample extra-info key the verl adapters add under skip: 1.0 when the
 # reward itself scored the sample, 0.0 when it failed (scored ``error_score``).
 TRAINABLE_KEY = "trainable"
+
+SKIP_NEEDS_MANAGER = (
+    "on_error: skip needs verl-rewards' verl RewardManager: through "
+    "reward.custom_reward_function (compute_score) a failed sample can only return a score, which "
+    "verl trains on. Set reward.reward_manager.source=importlib, "
+    "reward.reward_manager.module.path=pkg://verl_rewards.integrations.verl, "
+    "reward.reward_manager.name=RewardManager and +reward.verl_rewards.on_error=skip "
+    "(see docs/skip.md), or use on_error: score")
 
 
 def trl_scores(result: BatchResult, on_error: str) -> list[float | None]:
