@@ -7,8 +7,8 @@ from typing import Any
 
 from ..results import BatchResult
 
-__all__ = ["SKIP_NEEDS_MANAGER", "TRAINABLE_KEY", "trainable_flags", "trl_scores",
-           "verl_leaves_out_failed_sessions"]
+__all__ = ["SKIP_NEEDS_MANAGER", "SKIP_UNAVAILABLE_OPENRLHF", "TRAINABLE_KEY", "trainable_flags",
+           "trl_scores", "verl_leaves_out_failed_sessions"]
 
 # The per-sample extra-info key the verl adapters add under skip: 1.0 when the
 # reward itself scored the sample, 0.0 when it failed (scored ``error_score``).
@@ -21,6 +21,12 @@ SKIP_NEEDS_MANAGER = (
     "reward.reward_manager.module.path=pkg://verl_rewards.integrations.verl, "
     "reward.reward_manager.name=RewardManager and +reward.verl_rewards.on_error=skip "
     "(see docs/skip.md), or use on_error: score")
+
+SKIP_UNAVAILABLE_OPENRLHF = (
+    "VERL_REWARDS_ON_ERROR=skip: OpenRLHF 0.11 cannot leave one sample out of training (a "
+    "reward it cannot read fails the whole batch, and its dynamic filtering drops whole groups "
+    "by their mean score); use VERL_REWARDS_ON_ERROR=score, which logs each failed sample as "
+    "reward_failed (see docs/skip.md)")
 
 
 def trl_scores(result: BatchResult, on_error: str) -> list[float | None]:

@@ -22,7 +22,7 @@ label is the ground truth. The result is OpenRLHF's dict of 1-D float tensors:
 Other settings (environment): ``VERL_REWARDS_DATA_SOURCE`` (default
 ``openrlhf``), ``VERL_REWARDS_TIMEOUT_S`` (default: the plugin's declared
 timeout, else 30; ``none`` for no limit),
-``VERL_REWARDS_ON_ERROR`` (``score``/``raise``), ``VERL_REWARDS_ERROR_SCORE``
+``VERL_REWARDS_ON_ERROR`` (``score``/``raise``; ``skip`` is refused: see ``docs/skip.md``), ``VERL_REWARDS_ERROR_SCORE``
 (default 0.0), ``VERL_REWARDS_STRIP`` (JSON list of suffixes to strip from
 responses), ``VERL_REWARDS_LOG_KEYS`` (JSON list of the plugin's extra keys to
 log). See ``docs/integrations/openrlhf.md``.
@@ -46,6 +46,7 @@ from verl_rewards.integrations._common import (
     logger,
     score_batch,
 )
+from verl_rewards.integrations._skip import SKIP_UNAVAILABLE_OPENRLHF
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
@@ -150,6 +151,8 @@ def load_settings(env: Mapping[str, str]) -> Settings:
         config = adapter_config({**_selection(env), **_options(env)})
     except ConfigError as e:
         raise ConfigError(f"invalid VERL_REWARDS_* setting: {e}") from e
+    if config.on_error == "skip":
+        raise ConfigError(SKIP_UNAVAILABLE_OPENRLHF)
     return Settings(
         config=config,
         data_source=env.get("VERL_REWARDS_DATA_SOURCE", "openrlhf"),
