@@ -125,3 +125,14 @@ def test_the_function_adapter_refuses_skip_and_names_the_manager():
     with pytest.raises(ConfigError, match="needs verl-rewards' verl RewardManager") as raised:
         compute_score("d", "42", "42", plugin="exact_match", verl_rewards={"on_error": "skip"})
     assert "reward.reward_manager.name=RewardManager" in str(raised.value)
+
+
+def test_verls_older_batch_call_never_raises_and_flags_the_failed_sample(tokenizer_dir):
+    from verl_rewards.integrations.verl import RewardManager
+
+    config = _config(tokenizer_dir, [])  # v1: per-sample calls raise, the batch call cannot
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
+    manager = RewardManager(config=config, tokenizer=tokenizer, compute_score=None)
+    result = manager(_batch(tokenizer_dir, ROWS), return_dict=True)
+    assert result["reward_tensor"][:, -1].tolist() == [1.0, -1.0, 0.0, -1.0]
+    assert result["reward_extra_info"]["trainable"] == [1.0, 0.0, 1.0, 0.0]
