@@ -118,8 +118,9 @@ def score_batch(scorer: Scorer, samples: Sequence[Sample]) -> BatchResult:
     """Score ``samples`` through ``scorer`` (timeouts, validation, ``on_error``).
 
     ``on_error='raise'`` raises :class:`~verl_rewards.errors.RewardError` at the
-    first failed sample; ``'score'`` gives it ``error_score`` and logs a warning
-    naming the plugin and the sample index.
+    first failed sample; ``'score'`` and ``'skip'`` give it ``error_score`` and log
+    a warning naming the plugin and the sample index (under skip the adapter then
+    marks it for its host: see :mod:`verl_rewards.integrations._skip`).
     """
     result = scorer.score(samples)
     if result.n_ok != len(result):
