@@ -144,6 +144,17 @@ class RewardError(VerlRewardsError):
         super().__init__(f"reward {plugin} failed on sample {index}: {cause}")
 
 
+class SkippedSample(VerlRewardsError):
+    """A failed sample under ``on_error='skip'``, raised where the host leaves a sample
+    whose reward call raises out of training (verl's v1 rollout)."""
+
+    def __init__(self, plugin: str, cause: str) -> None:
+        self.plugin = plugin
+        self.cause = cause
+        super().__init__(f"reward {plugin} failed: {cause}; the sample is left out of training "
+                         f"(on_error='skip')")
+
+
 class ExecutorError(VerlRewardsError):
     """The executor itself failed (could not start workers, was closed, ...)."""
 

@@ -268,4 +268,4 @@ def test_on_error_skip_returns_none_for_a_failed_sample_and_logs_the_failed_frac
     scores = fn(prompts=["Q"] * 3, completions=["1", "raise", "1"], ground_truth=["1"] * 3,
                 log_metric=lambda name, value: metrics.append((name, value)))
     assert scores == [1.0, None, 1.0]
-    assert metrics == [("rewards/faulty/failed", 1 / 3)]
+    assert metrics == [("rewards/faulty/failed", 1 / 3), ("rewards/faulty/skipped", 1 / 3)]

@@ -22,7 +22,7 @@ label is the ground truth. The result is OpenRLHF's dict of 1-D float tensors:
 Other settings (environment): ``VERL_REWARDS_DATA_SOURCE`` (default
 ``openrlhf``), ``VERL_REWARDS_TIMEOUT_S`` (default: the plugin's declared
 timeout, else 30; ``none`` for no limit),
-``VERL_REWARDS_ON_ERROR`` (``score``/``raise``), ``VERL_REWARDS_ERROR_SCORE``
+``VERL_REWARDS_ON_ERROR`` (``score``/``raise``; ``skip`` is refused: see ``docs/skip.md``), ``VERL_REWARDS_ERROR_SCORE``
 (default 0.0), ``VERL_REWARDS_STRIP`` (JSON list of suffixes to strip from
 responses), ``VERL_REWARDS_LOG_KEYS`` (JSON list of the plugin's extra keys to
 log). See ``docs/integrations/openrlhf.md``.
@@ -47,6 +47,7 @@ from verl_rewards.integrations._common import (
     score_batch,
     started,
 )
+from verl_rewards.integrations._skip import SKIP_UNAVAILABLE_OPENRLHF
 from verl_rewards.limits import Timeout
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
@@ -153,6 +154,8 @@ def load_settings(env: Mapping[str, str]) -> tuple[Settings, Scorer]:
         located = copy.copy(e)
         located.args = (f"invalid VERL_REWARDS_* setting: {e}",)
         raise located from e
+    if scorer.config.on_error == "skip":
+        raise ConfigError(SKIP_UNAVAILABLE_OPENRLHF)
     settings = Settings(
         config=scorer.config,
         data_source=env.get("VERL_REWARDS_DATA_SOURCE", "openrlhf"),

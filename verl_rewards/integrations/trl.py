@@ -34,6 +34,7 @@ from ..samples import Sample
 from ..scorer import Scorer
 from ..spec import RewardSpec, identity_key
 from ._common import ADAPTER_DEFAULTS, ProcessCache, score_batch, started
+from ._skip import trl_scores
 
 __all__ = ["AsyncPluginReward", "PluginReward", "reward_func"]
 
@@ -146,13 +147,14 @@ class _RewardBase:
                               lambda: started(Scorer(self.ref, self.config)))
         result = score_batch(scorer, samples)
         self._log_failures(columns.get("log_metric"), result)
-        if self.config.on_error != "skip":
-            return list(result.scores)
-        return [s if ok else None for s, ok in zip(result.scores, result.trainable)]
+        return trl_scores(result, self.config.on_error)
 
     def _log_failures(self, log_metric: Any, result: BatchResult) -> None:
         if callable(log_metric) and len(result):  # failed or timed out
-            log_metric(f"rewards/{self.__name__}/failed", (len(result) - result.n_ok) / len(result))
+            failed = (len(result) - result.n_ok) / len(result)
+            log_metric(f"rewards/{self.__name__}/failed", failed)
+            if self.config.on_error == "skip":
+                log_metric(f"rewards/{self.__name__}/skipped", failed)
 
 
 class PluginReward(_RewardBase):

@@ -49,6 +49,7 @@ from verl_rewards.integrations._common import (
     scorer_from_section,
     selection_key,
 )
+from verl_rewards.integrations._skip import SKIP_NEEDS_MANAGER
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
@@ -186,6 +187,8 @@ def _entry(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
 
 def _build(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
     reward = section(reward_kwargs)
+    if reward.get("on_error") == "skip":  # a function's only output is a score verl trains on
+        raise ConfigError(SKIP_NEEDS_MANAGER)
     if host:
         reward["kwargs"] = {**reward["kwargs"], **host}
     scorer = scorer_from_section(reward)

@@ -30,9 +30,14 @@ from typing import Any, NamedTuple
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
 from verl_rewards._inspect import RewardInfo
-from verl_rewards.errors import ConfigError
+from verl_rewards.errors import ConfigError, SkippedSample
 from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import plain, started
+from verl_rewards.integrations._skip import (
+    TRAINABLE_KEY,
+    trainable_flags,
+    verl_leaves_out_failed_sessions,
+)
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
@@ -63,19 +68,24 @@ class RewardManager(RewardManagerBase):
         self.reward_config, self.spec = scorer.config, scorer.ref
         self.extra_keys = extra_keys(scorer.info, declared)
         _check_placement(scorer)
-        if scorer.config.on_error == "skip":
-            logger.warning("reward.%s.on_error=skip: verl 0.9.1's reward loop cannot leave one sample "
-                           "out of training; a failed sample gets error_score=%s in rm_scores (its "
-                           "`error` column says it failed). See docs/integrations/verl.md",
-                           SECTION, scorer.config.error_score)
         self._scorer = started(scorer)
         self._wants_prompt = scorer.info.takes_prompt  # the prompt is decoded only when asked for
         self._batcher: Microbatcher[_Response] = Microbatcher(self._score_responses)
+        self._skip = self.reward_config.on_error == "skip"
+        self._skip_raises = self._skip and verl_leaves_out_failed_sessions(config)
+        if self._skip and not self._skip_raises:
+            logger.warning("reward.%s.on_error=skip: verl's legacy trainer (trainer.use_v1=false) or a "
+                           "colocated reward model cannot leave one sample out of training; a failed "
+                           "sample gets error_score=%s in rm_scores and %s=0.0. See docs/skip.md",
+                           SECTION, self.reward_config.error_score, TRAINABLE_KEY)
 
     async def run_single(self, data: Any) -> dict[str, Any]:
         """Score one sample (verl's reward loop calls this for every sample at once)."""
         # For multi-sequence outputs, the last sequence (as verl's naive manager).
         scored = await self._batcher.score(_response(data, len(data) - 1, self._wants_prompt))
+        if self._skip_raises and not scored.result.trainable[scored.position]:
+            # verl's v1 rollout drops a session that raises: the sample is left out of training.
+            raise SkippedSample(self.spec.display_name, str(scored.result.errors[scored.position]))
         return self._output(scored.result, scored.position)
 
     def __call__(self, data: Any, return_dict: bool = False) -> Any:
@@ -87,6 +97,8 @@ class RewardManager(RewardManagerBase):
             return tensor
         extra = {k: [stackable(k, result.extras(i, (k,))[k]) for i in range(len(result))]
                  for k in self.extra_keys}
+        if self._skip:
+            extra[TRAINABLE_KEY] = trainable_flags(result)
         return {"reward_tensor": tensor, "reward_extra_info": {**extra, ERROR_KEY: result.errors}}
 
     async def _score_responses(self, responses: list[_Response]) -> BatchResult:
@@ -108,6 +120,8 @@ class RewardManager(RewardManagerBase):
         # every reward-loop actor: each sample carries exactly the same keys.
         extra = {k: stackable(k, v) for k, v in result.extras(index, self.extra_keys).items()}
         extra[ERROR_KEY] = result.errors[index]
+        if self._skip:
+            extra[TRAINABLE_KEY] = 1.0 if result.trainable[index] else 0.0
         return {"reward_score": result.scores[index], "reward_extra_info": extra}
 
 
