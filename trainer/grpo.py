@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -51,26 +52,50 @@ def token_logprobs(
     if not with_entropy:
         return chosen, None
     probs = log_probs.exp()
-    # Suppressed tokens have probability 0 and log-probability -inf: 0 * -inf is NaN.
-    entropy = -torch.where(probs > 0, probs * log_probs, 0.0).sum(dim=-1)
+    # Suppressed tokens have probability 0 and log-probability -inf: 0 * -inf is NaN,
+    # in the forward pass and in the gradient of an entropy bonus.
+    entropy = -(probs * torch.where(probs > 0, log_probs, 0.0)).sum(dim=-1)
     return chosen, entropy
 
 
 def group_advantages(
-    scores: torch.Tensor, group_size: int, norm_by_std: bool = True, eps: float = 1e-6
+    scores: torch.Tensor, group_size: int, norm_by_std: bool = True, eps: float = 1e-6,
+    trainable: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Each score minus its group's mean (divided by the group's std when ``norm_by_std``).
 
     ``scores`` is ``[G * group_size]`` with groups contiguous; a group whose
-    samples all scored the same gets zero advantage.
+    samples all scored the same gets zero advantage. ``trainable`` (bool, same
+    shape) leaves the other samples out of their group's mean and std and gives
+    them zero advantage: a sample the reward failed to score (``on_error:
+    skip``) says nothing about the policy.
     """
     if scores.numel() % group_size:
         raise ValueError(f"{scores.numel()} scores do not split into groups of {group_size}")
     grouped = scores.float().view(-1, group_size)
-    centred = grouped - grouped.mean(dim=1, keepdim=True)
+    keep = (torch.ones_like(grouped) if trainable is None
+            else trainable.float().view(-1, group_size))
+    # A skipped sample's placeholder score (error_score, even NaN) must not leak in.
+    grouped = torch.where(keep.bool(), grouped, 0.0)
+    count = keep.sum(dim=1, keepdim=True)
+    mean = grouped.sum(dim=1, keepdim=True) / count.clamp(min=1.0)
+    centred = (grouped - mean) * keep
     if norm_by_std:
-        centred = centred / (grouped.std(dim=1, keepdim=True) + eps)
+        # The unbiased std of the kept samples, as torch.std gives for a full group.
+        var = (centred**2).sum(dim=1, keepdim=True) / (count - 1.0).clamp(min=1.0)
+        centred = centred / (var.sqrt() + eps)
     return centred.view(-1)
+
+
+def learning_rate(algo: AlgoConfig, step: int, total_steps: int) -> float:
+    """The learning rate of 1-based ``step``: ``algo.lr``, or cosine-decayed from it to
+    ``algo.lr_min_ratio * algo.lr`` at ``total_steps`` (a function of the step alone, so a
+    resumed run continues the same schedule)."""
+    if algo.lr_schedule == "constant" or total_steps <= 1:
+        return algo.lr
+    progress = min(1.0, (step - 1) / (total_steps - 1))
+    floor = algo.lr * algo.lr_min_ratio
+    return floor + (algo.lr - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
 def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -111,22 +136,59 @@ def update(
     algo: AlgoConfig,
     temperature: float,
     generator: torch.Generator,
+    trainable: torch.Tensor | None = None,
 ) -> UpdateStats:
-    """``algo.ppo_epochs`` passes over the batch in ``algo.mini_batches`` shuffled slices."""
+    """``algo.ppo_epochs`` passes over the batch in ``algo.mini_batches`` shuffled slices.
+
+    Samples with ``trainable`` False are out of the loss (no token of theirs
+    counts); a slice with no trainable token takes no optimiser step.
+    """
     model.train()
     size = rollout.input_ids.shape[0]
+    keep = torch.ones(size, dtype=torch.bool) if trainable is None else trainable.bool()
     totals = torch.zeros(6)
     steps = 0
     for _ in range(algo.ppo_epochs):
         order = torch.randperm(size, generator=generator)
         for rows in order.chunk(algo.mini_batches):
+            if not keep[rows].any():
+                continue
             totals += _minibatch_step(
                 model, optimizer, rollout.select(rows), old_logp[rows],
                 None if ref_logp is None else ref_logp[rows], advantages[rows], algo, temperature,
+                keep[rows],
             )
             steps += 1
-    loss, pg_loss, kl, clip_frac, grad_norm, entropy = (totals / steps).tolist()
+    loss, pg_loss, kl, clip_frac, grad_norm, entropy = (totals / max(steps, 1)).tolist()
     return UpdateStats(loss, pg_loss, kl, clip_frac, grad_norm, entropy)
+
+
+def minibatch_loss(
+    model: PreTrainedModel,
+    batch: TokenBatch,
+    old_logp: torch.Tensor,
+    ref_logp: torch.Tensor | None,
+    advantages: torch.Tensor,
+    algo: AlgoConfig,
+    temperature: float,
+    trainable: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The loss to minimise and its detached parts ``[loss, pg, kl, clip_frac, entropy]``.
+
+    Token-mean over the response tokens of the ``trainable`` samples only.
+    """
+    mask = batch.response_mask * trainable.float().unsqueeze(-1)
+    logp, entropy = token_logprobs(model, batch, temperature, with_entropy=True)
+    assert entropy is not None
+    pg_loss, clip_frac = clipped_pg_loss(logp, old_logp, advantages, mask, algo.clip_eps)
+    kl = torch.zeros(())
+    if ref_logp is not None:
+        kl = masked_mean(kl_to_reference(logp, ref_logp), mask)
+    mean_entropy = masked_mean(entropy, mask)
+    loss = pg_loss + algo.kl_coef * kl - algo.entropy_coef * mean_entropy
+    parts = torch.stack([loss.detach(), pg_loss.detach(), kl.detach(), clip_frac,
+                         mean_entropy.detach()]).float()
+    return loss, parts
 
 
 def _minibatch_step(
@@ -138,20 +200,13 @@ def _minibatch_step(
     advantages: torch.Tensor,
     algo: AlgoConfig,
     temperature: float,
+    trainable: torch.Tensor,
 ) -> torch.Tensor:
-    mask = batch.response_mask
-    logp, entropy = token_logprobs(model, batch, temperature, with_entropy=True)
-    assert entropy is not None
-    pg_loss, clip_frac = clipped_pg_loss(logp, old_logp, advantages, mask, algo.clip_eps)
-    kl = torch.zeros(())
-    if ref_logp is not None:
-        kl = masked_mean(kl_to_reference(logp, ref_logp), mask)
-    loss = pg_loss + algo.kl_coef * kl
+    loss, parts = minibatch_loss(model, batch, old_logp, ref_logp, advantages, algo,
+                                 temperature, trainable)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), algo.max_grad_norm)
     optimizer.step()
-    return torch.stack([
-        loss.detach(), pg_loss.detach(), kl.detach(), clip_frac,
-        grad_norm.detach(), masked_mean(entropy.detach(), mask),
-    ]).float()
+    loss_, pg_loss, kl, clip_frac, entropy = parts
+    return torch.stack([loss_, pg_loss, kl, clip_frac, grad_norm.detach().float(), entropy])

@@ -103,7 +103,7 @@ def _run(
     policy = build(config, prompts)
     out = Path(config.trainer.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.yaml").write_text(yaml.safe_dump(as_dict(config), sort_keys=False))
+    _write_config(out, config, scorer, reward_name)
     echo(f"policy: {parameter_count(policy.model):,} parameters, vocab {len(policy.tokenizer)}; "
          f"{len(prompts)} prompts; {config.data.prompts_per_step} x {config.rollout.n} "
          f"samples per step")
@@ -114,15 +114,19 @@ def _run(
         for _ in range(done):  # the batches the resumed steps already drew
             next(prompt_batches)
         for step in range(done + 1, config.trainer.total_steps + 1):
-            record = train_step(config, policy, scorer, next(prompt_batches), generator)
+            lr = grpo.learning_rate(config.algo, step, config.trainer.total_steps)
+            for group in policy.optimizer.param_groups:
+                group["lr"] = lr
+            record, result = train_step(config, policy, scorer, next(prompt_batches), generator)
+            record["lr"] = lr
             record = {"step": step, **record, "elapsed_s": time.perf_counter() - started}
             log.write(record)
             if step % config.trainer.log_every == 0 or step == config.trainer.total_steps:
                 echo(console_line(record, config.trainer.total_steps))
                 for error in record.get("reward_errors", ()):
                     echo(f"    reward error: {error}")
-            failing.update(record, finish=lambda: finish(config, policy, log.records,
-                                                          reward_name, save=False))
+            failing.update(record, result, finish=lambda: finish(config, policy, log.records,
+                                                                  reward_name, save=False))
             _periodic_checkpoint(config, policy, step, generator)
         records = log.records
     finish(config, policy, records, reward_name, generator=generator)
@@ -137,8 +141,12 @@ def train_step(
     scorer: Scorer,
     prompts: list[PromptRecord],
     generator: torch.Generator,
-) -> dict[str, Any]:
-    """One GRPO step; returns its metrics record."""
+) -> tuple[dict[str, Any], BatchResult]:
+    """One GRPO step; returns its metrics record and the reward batch it trained on.
+
+    With ``reward.on_error: skip`` the samples the reward failed to score are
+    left out of their group's statistics and out of the loss.
+    """
     clock = [time.perf_counter()]
     rollout = generate(policy.model, policy.tokenizer, prompts, config.rollout.n,
                        config.rollout.max_new_tokens, config.rollout.temperature)
@@ -148,13 +156,19 @@ def train_step(
     clock.append(time.perf_counter())
     result, timing = pending.wait(overlapped_until=clock[-1])
     clock.append(time.perf_counter())
+    skip = scorer.config.on_error == "skip"
+    trainable = rewards.trainable_mask(result) if skip else None
     advantages = grpo.group_advantages(
-        rewards.score_tensor(result), config.rollout.n, config.algo.norm_adv_by_std
+        rewards.score_tensor(result), config.rollout.n, config.algo.norm_adv_by_std,
+        trainable=trainable,
     )
     stats = grpo.update(policy.model, policy.optimizer, rollout, old_logp, ref_logp,
-                        advantages, config.algo, config.rollout.temperature, generator)
+                        advantages, config.algo, config.rollout.temperature, generator, trainable)
     clock.append(time.perf_counter())
-    return _step_record(result, timing, stats, rollout, clock)
+    record = _step_record(result, timing, stats, rollout, clock)
+    if skip:
+        record["reward_skipped"] = result.n_failed + result.n_timed_out
+    return record, result
 
 
 def _step_record(
@@ -214,26 +228,30 @@ class FailureWatch:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.streak = 0
-        self.errors: Counter[str] = Counter()
+        self.errors: Counter[str] = Counter()  # failed samples per error text, over the streak
 
-    def update(self, record: dict[str, Any], finish: Callable[[], None]) -> None:
+    def update(self, record: dict[str, Any], result: BatchResult,
+               finish: Callable[[], None]) -> None:
         """Count ``record``'s step; past the limit, call ``finish`` and raise TrainingStopped."""
         if record.get("reward_mean") is not None:
             self.streak = 0
             self.errors.clear()
             return
         self.streak += 1
-        top = record.get("reward_top_error")
-        if top:
-            self.errors[top[0]] += top[1]
+        self.errors.update(e for e in result.errors if e is not None)
         if self.limit and self.streak >= self.limit:
             finish()
-            error, count = self.errors.most_common(1)[0] if self.errors else ("unknown", 0)
-            raise TrainingStopped(
-                f"every sample failed for {self.streak} steps in a row (steps "
-                f"{record['step'] - self.streak + 1}-{record['step']}; trainer.max_failed_steps="
-                f"{self.limit}); most common error ({count} samples): {error}. "
-                f"No checkpoint was written.")
+            raise TrainingStopped(self.message(record["step"]))
+
+    def message(self, step: int) -> str:
+        """Why the run stopped: the steps, the failed samples, the most common error."""
+        failed = sum(self.errors.values())
+        error, count = self.errors.most_common(1)[0] if self.errors else ("unknown", 0)
+        distinct = f", {len(self.errors)} distinct errors" if len(self.errors) > 1 else ""
+        return (f"every sample failed for {self.streak} steps in a row (steps "
+                f"{step - self.streak + 1}-{step}; trainer.max_failed_steps={self.limit}): "
+                f"{failed} failed samples{distinct}; most common error ({count} of {failed} "
+                f"samples): {error}. No checkpoint was written.")
 
 
 def _resume(
@@ -248,6 +266,14 @@ def _resume(
     checkpoint.restore(state, policy.model, policy.optimizer, generator)
     echo(f"resumed from step {state.step} ({checkpoint_dir(Path(config.trainer.output_dir))})")
     return state.step
+
+
+def _write_config(out: Path, config: TrainConfig, scorer: Scorer, reward_name: str) -> None:
+    """``config.yaml``: the run's settings with the reward section it actually ran with."""
+    effective = {**as_dict(config), "reward": rewards.effective_section(scorer)}
+    # The overrides are already in the section; re-applied on reading, they change nothing.
+    (out / "config.yaml").write_text(
+        f"# reward: {reward_name}\n" + yaml.safe_dump(effective, sort_keys=False))
 
 
 def _metrics_log(out: Path, done: int) -> MetricsLog:

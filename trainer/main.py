@@ -8,6 +8,7 @@ plugin), 0 otherwise.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -105,19 +106,36 @@ def check_output_dir(config: TrainConfig) -> None:
     """Refuse to overwrite a run unless told to; check there is a run to resume."""
     out = Path(config.trainer.output_dir)
     if config.trainer.resume:
-        if not rundir.state_file(out).is_file():
-            raise TrainerConfigError(
-                f"trainer.resume=true but {out} holds no checkpoint to resume from "
-                f"({rundir.state_file(out)} is missing)")
-        _check_same_model_and_data(config, out)
+        _check_resumable(config, out)
         return
     if rundir.holds_a_run(out) and not config.trainer.overwrite:
+        resumable = rundir.settle_checkpoint(out) is not None
         raise TrainerConfigError(
             f"trainer.output_dir {out} already holds a run (metrics.jsonl or checkpoint/); "
-            f"set trainer.overwrite=true to replace it, trainer.resume=true to continue it, "
-            f"or choose another trainer.output_dir")
+            f"set trainer.overwrite=true to replace it, "
+            + ("trainer.resume=true to continue it, " if resumable else "")
+            + "or choose another trainer.output_dir"
+            + ("" if resumable else " (it has no checkpoint to resume from)"))
     if config.trainer.overwrite:
         rundir.clear_run(out)  # an old checkpoint must not be resumed as this run's
+
+
+def _check_resumable(config: TrainConfig, out: Path) -> None:
+    """A checkpoint to resume from (one a killed save left counts), readable metrics."""
+    from trainer.metrics import MetricsFileError, read_metrics
+
+    if rundir.settle_checkpoint(out) is None:
+        raise TrainerConfigError(
+            f"trainer.resume=true but {out} holds no checkpoint to resume from "
+            f"({rundir.state_file(out)} is missing)")
+    _check_same_model_and_data(config, out)
+    metrics = out / rundir.METRICS_FILE
+    try:
+        if metrics.exists():
+            read_metrics(metrics)
+    except MetricsFileError as e:
+        raise TrainerConfigError(f"trainer.resume=true but {e}; fix or remove that line "
+                                 f"(the steps after the checkpoint are re-run anyway)") from None
 
 
 def _check_same_model_and_data(config: TrainConfig, out: Path) -> None:
@@ -170,5 +188,17 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def quiet_ray_startup() -> None:
+    """Hide Ray's INFO/WARNING start-up banners, as ``verl-rewards score`` does.
+
+    ``ray.init`` takes its logger's level from ``RAY_LOGGER_LEVEL`` as read when
+    ray is imported, so this runs before anything imports ray; a value the user
+    set wins (``RAY_LOGGER_LEVEL=info`` shows them again).
+    """
+    if "ray" not in sys.modules:
+        os.environ.setdefault("RAY_LOGGER_LEVEL", "error")
+
+
 if __name__ == "__main__":
+    quiet_ray_startup()
     sys.exit(main())

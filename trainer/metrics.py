@@ -14,6 +14,7 @@ CONSOLE_KEYS = (
     ("reward_std", "±{:.3f}"),
     ("reward_failed", "failed {}"),
     ("reward_timed_out", "timeout {}"),
+    ("reward_skipped", "skipped {}"),
     ("loss", "loss {:+.4f}"),
     ("kl", "kl {:.4f}"),
     ("response_length", "len {:.1f}"),
@@ -70,9 +71,32 @@ def console_line(record: Mapping[str, Any], total_steps: int) -> str:
     return "  ".join(parts)
 
 
+class MetricsFileError(ValueError):
+    """A ``metrics.jsonl`` line other than a torn last one is not a JSON object."""
+
+
 def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """The step records of a ``metrics.jsonl`` file."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    """The step records of a ``metrics.jsonl`` file.
+
+    A last line without its newline that does not parse was torn by a kill
+    (or a full disk) mid-write: it is dropped, as the step never finished.
+    Any other unreadable line is a :class:`MetricsFileError` naming it.
+    """
+    lines = path.read_text(encoding="utf-8").split("\n")
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            if number == len(lines):  # no newline after it: the write never completed
+                break
+            raise MetricsFileError(f"{path}, line {number}: not a JSON record ({e.msg})") from None
+        if not isinstance(record, dict):
+            raise MetricsFileError(f"{path}, line {number}: not a JSON object")
+        records.append(record)
+    return records
 
 
 def plot_reward_curve(records: Sequence[Mapping[str, Any]], path: Path, title: str) -> None:

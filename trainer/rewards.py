@@ -7,9 +7,11 @@ The trainer imports no reward: the ``Scorer`` it is given was built from the
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import Counter
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -20,6 +22,45 @@ from trainer.rollout import Rollout
 
 if TYPE_CHECKING:
     from verl_rewards import BatchResult, Scorer
+
+
+def effective_section(scorer: Scorer) -> dict[str, Any]:
+    """The ``reward`` section the scorer runs with: overrides applied, every default filled
+    in, and ``timeout_s: auto`` replaced by the timeout it resolves to (when known here)."""
+    section: dict[str, Any] = _plain(scorer.config)
+    if section["timeout_s"] == "auto":
+        section["timeout_s"] = _declared_timeout(scorer)
+    return section
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses, mappings and tuples as plain YAML-able data."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if f.name != "key"}  # a component's key is its name in ``rewards``
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _declared_timeout(scorer: Scorer) -> float | str:
+    """A single reward's ``@reward(timeout_s=...)``, else the 30 s default; a composite
+    (one timeout per component) or a reward not importable here keeps ``auto``."""
+    from verl_rewards.config import DEFAULT_TIMEOUT_S
+    from verl_rewards.errors import VerlRewardsError
+    from verl_rewards.metadata import metadata_of
+    from verl_rewards.reference import RewardRef
+    from verl_rewards.resolve import import_target
+
+    if not isinstance(scorer.ref, RewardRef):
+        return "auto"
+    try:
+        declared = metadata_of(import_target(scorer.ref)).timeout_s
+    except VerlRewardsError:  # e.g. installed on the workers only
+        return "auto"
+    return DEFAULT_TIMEOUT_S if declared is None else declared
 
 
 def build_samples(rollout: Rollout) -> list[dict[str, Any]]:
@@ -91,6 +132,11 @@ def launch(scorer: Scorer, samples: list[dict[str, Any]]) -> PendingReward:
 def score_tensor(result: BatchResult) -> torch.Tensor:
     """The scores the advantages are computed from (failed samples carry ``error_score``)."""
     return torch.tensor([float(s) for s in result.scores], dtype=torch.float32)
+
+
+def trainable_mask(result: BatchResult) -> torch.Tensor:
+    """True for each sample the reward itself scored (``BatchResult.trainable``)."""
+    return torch.tensor(result.trainable, dtype=torch.bool)
 
 
 def reward_metrics(result: BatchResult, timing: RewardTiming) -> dict[str, float | int | None]:

@@ -25,6 +25,9 @@ DEFAULT_CONFIG = Path(__file__).parent / "config" / "default.yaml"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+LR_SCHEDULES = ("constant", "cosine")
+
+
 class TrainerConfigError(Exception):
     """The trainer's own configuration (outside ``reward``) is invalid."""
 
@@ -66,6 +69,9 @@ class AlgoConfig:
     weight_decay: float = 0.0
     clip_eps: float = 0.2
     kl_coef: float = 0.001
+    entropy_coef: float = 0.02
+    lr_schedule: str = "constant"  # constant | cosine (to lr_min_ratio * lr at the last step)
+    lr_min_ratio: float = 0.1
     ppo_epochs: int = 1
     mini_batches: int = 2
     max_grad_norm: float = 1.0
@@ -208,6 +214,7 @@ _POSITIVE: Mapping[str, tuple[str, ...]] = {
     "trainer": ("total_steps", "log_every", "torch_threads"),
 }
 _NON_NEGATIVE: Mapping[str, tuple[str, ...]] = {
+    "algo": ("entropy_coef",),
     "trainer": ("checkpoint_every", "max_failed_steps"),
 }
 
@@ -229,6 +236,11 @@ def _check_ranges(config: TrainConfig) -> None:
     if config.rollout.n < 2:
         problems.append(f"rollout.n must be >= 2 for group-relative advantages "
                         f"(got {config.rollout.n})")
+    if config.algo.lr_schedule not in LR_SCHEDULES:
+        problems.append(f"algo.lr_schedule must be one of {', '.join(LR_SCHEDULES)} "
+                        f"(got {config.algo.lr_schedule!r})")
+    if not 0.0 <= config.algo.lr_min_ratio <= 1.0:
+        problems.append(f"algo.lr_min_ratio must be in [0, 1] (got {config.algo.lr_min_ratio})")
     if config.algo.kl_coef < 0 or config.algo.clip_eps <= 0:
         problems.append("algo.kl_coef must be >= 0 and algo.clip_eps > 0")
     if config.model.hidden_size % config.model.num_heads:

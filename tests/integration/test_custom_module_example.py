@@ -29,3 +29,14 @@ def test_the_old_custom_module_loader_really_fails_on_a_ray_worker():
                           text=True, timeout=180)
     assert done.returncode == 1
     assert "No module named 'custom_module'" in done.stdout
+
+
+def test_the_trainer_demos_file_reward_gives_partial_credit_a_policy_can_climb():
+    from verl_rewards import Scorer
+
+    rows = [("6604", 1.0), ("6605", 0.8125), ("66045", 0.75), ("66", 0.375), ("", 0.0)]
+    with Scorer.from_config({"path": str(EXAMPLE / "copy_reward.py"), "executor": "local"}) as scorer:
+        result = scorer.score([{"data_source": "toy_copy", "solution_str": text,
+                                "ground_truth": "6604"} for text, _ in rows])
+    assert result.scores == [expected for _, expected in rows]
+    assert result.provenance.kind == "file"

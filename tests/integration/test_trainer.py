@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from trainer.main import main
 from trainer.settings import DEFAULT_CONFIG, PROJECT_ROOT
@@ -119,6 +120,28 @@ def test_file_reward_runs_on_ray_workers_and_failures_are_counted_not_fatal(
     assert f"reward: compute_score (file {path}, sha256 " in stdout
 
 
+def _skip_run(tmp_path, path, name: str, error_score: float) -> list[dict]:
+    out = tmp_path / name
+    assert main([*TINY, "reward.executor=local", "reward.on_error=skip", "trainer.total_steps=3",
+                 f"reward.error_score={error_score}", f"reward.path={path}",
+                 "reward.kwargs.fail=true", "trainer.save_checkpoint=false",
+                 f"trainer.output_dir={out}"]) == 0
+    return _metrics(out)
+
+
+def test_on_error_skip_trains_without_the_failed_samples_and_counts_them(
+        tmp_path, reward_file, capsys):
+    path = reward_file(FILE_REWARD)  # the first sample of every group of 4 fails
+    records = _skip_run(tmp_path, path, "zero", error_score=0.0)
+    assert [(r["reward_skipped"], r["reward_failed"]) for r in records] == [(4, 4)] * 3
+    assert "skipped 4" in capsys.readouterr().out
+    # Left out, not trained on as a score: a wild error_score changes nothing at all.
+    wild = _skip_run(tmp_path, path, "wild", error_score=-1000.0)
+    keys = ("reward_mean", "loss", "pg_loss", "kl", "entropy", "grad_norm")
+    assert [[r[k] for k in keys] for r in wild] == [[r[k] for k in keys] for r in records]
+    assert all(r["reward_min"] >= 0.0 and abs(r["loss"]) < 10 for r in wild)
+
+
 def test_on_error_raise_stops_the_run_with_exit_1(tmp_path, reward_file, capsys):
     argv = [*TINY, "reward.executor=local", "reward.on_error=raise", "trainer.total_steps=2",
             f"trainer.output_dir={tmp_path / 'run'}", f"reward.path={reward_file(FILE_REWARD)}",
@@ -174,6 +197,46 @@ def test_command_line_bad_reward_key_exits_2_without_a_traceback(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith("trainer: reward config error: unknown key 'reward.not_a_key'")
     assert "Traceback" not in proc.stderr and not out.exists()
+
+
+def test_config_yaml_holds_the_effective_reward_section_and_reads_back(
+        tmp_path, reward_file):
+    from trainer.settings import load_config
+    from verl_rewards import Scorer
+    from verl_rewards.config import KEYS
+
+    out = tmp_path / "run"
+    path = reward_file(FILE_REWARD)
+    overrides = [f"reward.path={path}", "reward.kwargs.fail=false", "reward.executor=local"]
+    assert main([*TINY, *overrides, "trainer.total_steps=1", f"trainer.output_dir={out}",
+                 "trainer.save_checkpoint=false"]) == 0
+    text = (out / "config.yaml").read_text()
+    assert text.startswith(f"# reward: compute_score (file {path}, sha256 ")
+    section = yaml.safe_load(text)["reward"]
+    assert set(section) == set(KEYS)  # every key, defaults filled in
+    assert section["plugin"] is None and section["path"] == str(path)  # the file's choice replaced
+    assert section["kwargs"] == {"fail": False} and section["executor"] == "local"
+    assert section["num_workers"] == 1 and section["on_error"] == "score"
+    assert section["timeout_s"] == 30.0  # `auto`, resolved: the file declares no timeout
+    saved = load_config([], out / "config.yaml")
+    again = Scorer.from_config(saved.reward, saved.reward_overrides).config
+    assert again == Scorer.from_config(section).config
+    assert again.path == str(path) and dict(again.kwargs) == {"fail": False}
+
+
+def test_the_command_line_hides_rays_start_up_banners(tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "trainer.main", *TINY, "reward.executor=ray",
+         "reward.num_workers=1", "reward.worker_num_cpus=0", "trainer.total_steps=1",
+         "trainer.save_checkpoint=false", f"trainer.output_dir={out}"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600,
+        env={k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_LOGGER_LEVEL")},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "done: 1 steps" in proc.stdout
+    assert "Started a local Ray instance" not in proc.stderr + proc.stdout
+    assert " INFO " not in proc.stderr, proc.stderr[-3000:]
 
 
 def test_score_command_takes_the_trainer_config_and_a_reward_chosen_by_override(

@@ -46,8 +46,8 @@ def test_stop_on_failing_steps_then_resume_matches_an_uninterrupted_run(
                  "reward.kwargs.fail_after=32", "trainer.max_failed_steps=2"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("trainer: stopped: every sample failed for 2 steps in a row (steps "
-                          "3-4; trainer.max_failed_steps=2); most common error (32 samples): "
-                          f"ConnectionError: judge unreachable (at {path}:")
+                          "3-4; trainer.max_failed_steps=2): 32 failed samples; most common "
+                          f"error (32 of 32 samples): ConnectionError: judge unreachable (at {path}:")
     assert [r["step"] for r in _metrics(broken)] == [1, 2, 3, 4]
     assert (broken / "reward_curve.png").is_file()
     state = broken / "checkpoint" / "trainer_state.pt"
@@ -64,6 +64,24 @@ def test_stop_on_failing_steps_then_resume_matches_an_uninterrupted_run(
     straight = tmp_path / "straight"
     assert main([*common, "trainer.total_steps=5", f"trainer.output_dir={straight}"]) == 0
     assert _curve(resumed) == pytest.approx(_curve(_metrics(straight)), abs=1e-6)
+
+
+# Every sample fails with its own message, as a reward quoting its input does.
+FAILS_EACH_ITS_OWN_WAY = """
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    raise ValueError(f"row {extra_info['prompt_index']} sample {extra_info['sample_index']}")
+"""
+
+
+def test_the_stop_message_counts_failed_samples_not_distinct_error_texts(
+        tmp_path, capsys, reward_file):
+    path = reward_file(FAILS_EACH_ITS_OWN_WAY)
+    assert main([*TINY, f"reward.path={path}", "trainer.total_steps=5",
+                 f"trainer.output_dir={tmp_path / 'run'}", "trainer.max_failed_steps=2"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("trainer: stopped: every sample failed for 2 steps in a row (steps "
+                          "1-2; trainer.max_failed_steps=2): 32 failed samples, 32 distinct "
+                          "errors; most common error (1 of 32 samples): ValueError: row "), err
 
 
 def test_overwrite_replaces_an_earlier_run(tmp_path, capsys):

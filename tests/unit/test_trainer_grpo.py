@@ -144,3 +144,94 @@ def test_a_mini_batch_is_the_selected_rows_tokens_and_gives_their_logprobs(polic
         whole, _ = grpo.token_logprobs(model, rollout, 1.0)
         part, _ = grpo.token_logprobs(model, batch, 1.0)
     torch.testing.assert_close(part, whole[rows], atol=1e-5, rtol=1e-5)
+
+
+def test_a_skipped_sample_leaves_its_groups_advantages_as_if_it_were_absent():
+    scores = torch.tensor([1.0, 0.0, 0.5, 0.25, 9.0, 2.0, 4.0, 3.0])
+    trainable = torch.tensor([True, True, True, True, False, True, True, True])
+    for norm in (True, False):
+        adv = grpo.group_advantages(scores, 4, norm, trainable=trainable)
+        without = grpo.group_advantages(torch.tensor([2.0, 4.0, 3.0]), 3, norm)
+        torch.testing.assert_close(adv[:4], grpo.group_advantages(scores[:4], 4, norm))
+        assert adv[4].item() == 0.0
+        torch.testing.assert_close(adv[5:], without)
+    # Whatever placeholder a failed sample carries (error_score, even NaN) stays out.
+    poisoned = scores.clone()
+    poisoned[4] = float("nan")
+    torch.testing.assert_close(grpo.group_advantages(poisoned, 4, trainable=trainable),
+                               grpo.group_advantages(scores, 4, trainable=trainable))
+
+
+def test_a_group_with_one_trainable_sample_gets_zero_advantage():
+    adv = grpo.group_advantages(torch.tensor([0.3, 0.9]), 2,
+                                trainable=torch.tensor([True, False]))
+    assert adv.tolist() == [0.0, 0.0]
+
+
+def _loss_and_grads(model, batch, advantages, trainable):
+    model.zero_grad(set_to_none=True)
+    with torch.no_grad():
+        old, _ = grpo.token_logprobs(model, batch, 1.0)
+    algo = AlgoConfig(kl_coef=0.1, entropy_coef=0.01)
+    loss, _ = grpo.minibatch_loss(model, batch, old - 0.05, old + 0.1, advantages, algo, 1.0,
+                                  trainable)
+    loss.backward()
+    return loss.detach(), [p.grad.clone() for p in model.parameters()]
+
+
+def test_a_skipped_sample_contributes_no_loss_and_no_gradient(policy):
+    model, tok = policy
+    torch.manual_seed(0)
+    rollout = generate(model, tok, _prompts("12:", "9:"), n=2, max_new_tokens=4, temperature=1.0)
+    advantages = torch.tensor([1.0, -1.0, 0.5, 2.0])
+    trainable = torch.tensor([True, True, True, False])
+    loss, grads = _loss_and_grads(model, rollout, advantages, trainable)
+    kept = torch.tensor([0, 1, 2])
+    alone_loss, alone_grads = _loss_and_grads(model, rollout.select(kept), advantages[kept],
+                                              torch.ones(3, dtype=torch.bool))
+    torch.testing.assert_close(loss, alone_loss)
+    for grad, alone in zip(grads, alone_grads):
+        torch.testing.assert_close(grad, alone, atol=1e-7, rtol=1e-5)
+    # Its advantage does not matter either: the sample is out of the loss, not zero-weighted.
+    _, other = _loss_and_grads(model, rollout, torch.tensor([1.0, -1.0, 0.5, -50.0]), trainable)
+    for grad, again in zip(grads, other):
+        torch.testing.assert_close(grad, again, atol=1e-7, rtol=1e-5)
+
+
+def test_update_takes_no_optimiser_step_when_no_sample_is_trainable(policy):
+    model, tok = policy
+    rollout = generate(model, tok, _prompts("12:"), n=4, max_new_tokens=4, temperature=1.0)
+    with torch.no_grad():
+        old, _ = grpo.token_logprobs(model, rollout, 1.0)
+    before = [p.detach().clone() for p in model.parameters()]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    stats = grpo.update(model, optimizer, rollout, old, None, torch.ones(4), AlgoConfig(), 1.0,
+                        torch.Generator().manual_seed(0), torch.zeros(4, dtype=torch.bool))
+    assert stats.loss == 0.0 and stats.grad_norm == 0.0
+    assert all(torch.equal(b, p) for b, p in zip(before, model.parameters()))
+
+
+def test_cosine_learning_rate_runs_from_lr_to_its_floor_and_constant_stays():
+    cosine = AlgoConfig(lr=1e-3, lr_schedule="cosine", lr_min_ratio=0.1)
+    rates = [grpo.learning_rate(cosine, step, 5) for step in range(1, 6)]
+    assert rates[0] == pytest.approx(1e-3) and rates[-1] == pytest.approx(1e-4)
+    assert rates[2] == pytest.approx(0.55e-3) and rates == sorted(rates, reverse=True)
+    assert grpo.learning_rate(AlgoConfig(lr=1e-3), 4, 5) == 1e-3
+
+
+def test_the_entropy_bonus_raises_entropy():
+    torch.manual_seed(0)
+    model = build_policy(TINY, build_char_tokenizer("0123456789:"))
+    tok = build_char_tokenizer("0123456789:")
+    rollout = generate(model, tok, _prompts("12:"), n=4, max_new_tokens=4, temperature=1.0)
+    with torch.no_grad():
+        old, before = grpo.token_logprobs(model, rollout, 1.0, with_entropy=True)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    algo = AlgoConfig(lr=1e-2, kl_coef=0.0, entropy_coef=1.0)
+    for _ in range(5):
+        grpo.update(model, optimizer, rollout, old, None, torch.zeros(4), algo, 1.0,
+                    torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        _, after = grpo.token_logprobs(model, rollout, 1.0, with_entropy=True)
+    mask = rollout.response_mask.bool()
+    assert after[mask].mean() > before[mask].mean()

@@ -41,16 +41,28 @@ def test_a_utf8_bom_in_the_prompt_file_is_accepted(tmp_path):
     assert [r.prompt for r in load_prompts(path)] == ["1:"]
 
 
-def test_an_output_dir_holding_a_run_is_refused_unless_told(tmp_path, capsys):
+def test_an_output_dir_holding_a_run_without_a_checkpoint_suggests_only_overwrite(
+        tmp_path, capsys):
     out = tmp_path / "run"
     out.mkdir()
     (out / "metrics.jsonl").write_text('{"step": 1, "reward_mean": 0.5}\n')
     assert main([*LOCAL, f"trainer.output_dir={out}"]) == 2
     assert _err(capsys) == (
         f"config error: trainer.output_dir {out} already holds a run (metrics.jsonl or "
+        f"checkpoint/); set trainer.overwrite=true to replace it, or choose another "
+        f"trainer.output_dir (it has no checkpoint to resume from)")
+    assert (out / "metrics.jsonl").read_text() == '{"step": 1, "reward_mean": 0.5}\n'
+
+
+def test_an_output_dir_holding_a_checkpoint_suggests_overwrite_or_resume(tmp_path, capsys):
+    out = tmp_path / "run"
+    (out / "checkpoint").mkdir(parents=True)
+    (out / "checkpoint" / "trainer_state.pt").write_bytes(b"state")
+    assert main([*LOCAL, f"trainer.output_dir={out}"]) == 2
+    assert _err(capsys) == (
+        f"config error: trainer.output_dir {out} already holds a run (metrics.jsonl or "
         f"checkpoint/); set trainer.overwrite=true to replace it, trainer.resume=true to "
         f"continue it, or choose another trainer.output_dir")
-    assert (out / "metrics.jsonl").read_text() == '{"step": 1, "reward_mean": 0.5}\n'
 
 
 def test_resume_without_a_checkpoint_is_refused(tmp_path, capsys):

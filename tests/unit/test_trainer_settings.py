@@ -73,6 +73,9 @@ def test_bad_keys_and_values_are_reported_on_one_line(override, message):
     ("model.num_heads=3", "model.hidden_size (64) must be divisible by model.num_heads (3)"),
     ("algo.mini_batches=3", "algo.mini_batches (3) must divide"),
     ("algo.kl_coef=-1", "algo.kl_coef must be >= 0"),
+    ("algo.entropy_coef=-0.1", "algo.entropy_coef must be >= 0 (got -0.1)"),
+    ("algo.lr_schedule=linear", "algo.lr_schedule must be one of constant, cosine (got 'linear')"),
+    ("algo.lr_min_ratio=2", "algo.lr_min_ratio must be in"),
 ])
 def test_out_of_range_values_are_errors(override, fragment):
     with pytest.raises(TrainerConfigError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
