@@ -15,13 +15,15 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import aio
 from ._inspect import BATCH_PARAMS, PROMPT_PARAM, SAMPLE_PARAMS, RewardInfo, call_signature, describe
 from .errors import PluginLoadError, PluginNotInstalledError, PluginShapeError
 from .metadata import RewardMeta, Shape
-from .reference import RewardRef
+
+if TYPE_CHECKING:  # read by its fields only: reference.RewardRef.load() imports this module
+    from .reference import RewardRef
 
 RewardFn = Callable[..., Any]
 
