@@ -134,8 +134,8 @@ def _check_resumable(config: TrainConfig, out: Path) -> None:
         if metrics.exists():
             read_metrics(metrics)
     except MetricsFileError as e:
-        raise TrainerConfigError(f"trainer.resume=true but {e}; fix or remove that line "
-                                 f"(the steps after the checkpoint are re-run anyway)") from None
+        raise TrainerConfigError(f"trainer.resume=true but {e}; fix or remove that line, "
+                                 f"or start a new run (trainer.overwrite=true)") from None
 
 
 def _check_same_model_and_data(config: TrainConfig, out: Path) -> None:
