@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import logging
 import sys
 import textwrap
 from collections.abc import Callable, Iterator, Mapping
@@ -118,3 +119,44 @@ def reward_file(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return write
+
+
+def _restore_logging_tree() -> None:
+    """Put back ``logging``'s own root and manager if a host swapped them, adopting
+    the loggers made meanwhile (their parents re-linked into the real tree)."""
+    manager = logging.root.manager
+    rogue = logging.Logger.manager
+    if rogue is manager and logging.Logger.root is logging.root:
+        return
+    logging.Logger.root, logging.Logger.manager = logging.root, manager
+    for name, lg in list(rogue.loggerDict.items()):
+        if isinstance(lg, logging.Logger) and not isinstance(manager.loggerDict.get(name), logging.Logger):
+            manager.loggerDict[name], lg.manager, lg.disabled = lg, manager, False
+    loggers = {n: lg for n, lg in manager.loggerDict.items() if isinstance(lg, logging.Logger)}
+    for name, lg in loggers.items():  # each to its nearest ancestor in the real tree
+        parts = name.split(".")
+        ancestors = (".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1))
+        lg.parent = next((loggers[a] for a in ancestors if a in loggers), logging.root)
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """Undo what a host does to this process's logging.
+
+    AReaL's ``getLogger`` (called when its modules are imported, and again at run
+    time) swaps in a new root logger and manager and runs
+    ``dictConfig(disable_existing_loggers=True)``: loggers made before it are
+    disabled, and loggers made after it hang off a root that pytest's ``caplog``
+    never sees. Each test starts and ends with the real tree, its loggers enabled."""
+    _restore_logging_tree()
+    for name, lg in logging.root.manager.loggerDict.items():  # ours, disabled at collection
+        if isinstance(lg, logging.Logger) and name.startswith("verl_rewards"):
+            lg.disabled = False
+    enabled = {name for name, lg in logging.root.manager.loggerDict.items()
+               if isinstance(lg, logging.Logger) and not lg.disabled}
+    yield
+    _restore_logging_tree()
+    for name in enabled:
+        logger = logging.root.manager.loggerDict.get(name)
+        if isinstance(logger, logging.Logger):
+            logger.disabled = False

@@ -33,6 +33,26 @@ NOT_RUN = {
                                       "downloads a dataset and a model, then trains"),
     ("docs/model-rewards.md", 1): ("from verl_rewards import Scorer",
                                    "needs a judge server or a reward model checkpoint"),
+    ("docs/integrations/areal.md", 0): ("import asyncio",
+                                        "run by tests/integration/test_integrations_areal.py::"
+                                        "test_the_docs_example_prints_what_it_says"),
+    ("docs/integrations/skyrl.md", 0): ("import skyrl_gym",
+                                        "run by tests/integration/test_integrations_skyrl.py::"
+                                        "test_the_docs_example_prints_what_it_says"),
+    ("docs/integrations/slime.md", 0): ("import asyncio",
+                                        "run by tests/integration/test_integrations_slime.py::"
+                                        "test_the_docs_example_prints_what_it_says"),
+    ("docs/integrations/verifiers.md", 0): ("import asyncio",
+                                            "run by tests/integration/test_integrations_verifiers.py::"
+                                            "test_the_docs_example_prints_what_it_says"),
+    ("docs/integrations/verifiers.md", 1): ("config = vf.TaskConfig(rewards={",
+                                            "a fragment of a verifiers task config (import-string form); "
+                                            "test_integrations_verifiers.py runs score by import string"),
+    ("docs/skip.md", 0): ('reward_func("gsm8k", ground_truth_column="answer", on_error="skip")',
+                          "a fragment: test_integrations_trl_skip.py runs it in TRL's GRPOTrainer"),
+    ("docs/writing-a-plugin.md", 4): ("from verl_rewards.testing.conformance import assert_conformant",
+                                      "runs every installed host: tests/integration/test_conformance.py "
+                                      "does it for the first-party plugins"),
     ("docs/serve.md", 0): ("from verl_rewards import RemoteScorer",
                            "needs a running service: tests/integration/test_serve.py runs RemoteScorer "
                            "against a real `verl-rewards serve`"),

@@ -80,7 +80,11 @@ class SharedPool:
 
         from ..executors import ray_session
         from ..executors.shared_pool import PoolHost
+        from ..results import Provenance
+        from ..scorer import Scorer
 
+        info = Scorer(spec, config).info  # read in this process, never built here
+        self._provenance, self._config = Provenance.of(spec), config
         self._holds_session = ray_session.acquire(config.ray_address)
         self.name = shared_pool_name(spec, config)
         host_class: Any = ray.remote(PoolHost)
@@ -88,8 +92,9 @@ class SharedPool:
             self._host: Any = host_class.options(
                 name=self.name, namespace=NAMESPACE, get_if_exists=True, num_cpus=0,
                 max_concurrency=256,
-            ).remote(spec, config)
-            ray.get(self._host.score.remote([]), timeout=_START_TIMEOUT_S)  # up once its pool started
+            ).remote(spec, config, info)
+            # up once its pool started
+            ray.get(self._host.score.remote([], False), timeout=_START_TIMEOUT_S)
         except BaseException:
             self.close()
             raise
@@ -97,8 +102,10 @@ class SharedPool:
     def score(self, samples: list[Sample]) -> BatchResult:
         import ray
 
-        result: BatchResult = ray.get(self._host.score.remote(samples))
-        return result
+        from ..results import assemble
+
+        outcomes, metrics = ray.get(self._host.score.remote(samples, self._config.on_error == "raise"))
+        return assemble(outcomes, self._provenance, self._config.error_score, metrics)
 
     def close(self) -> None:
         from ..executors import ray_session
