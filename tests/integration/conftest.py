@@ -1,19 +1,22 @@
 """Fixtures the integration tests share: a second Ray node, a tokenizer and a model built
-in code (nothing downloaded), a small real file system, the docs' integration examples."""
+in code (nothing downloaded), a small real file system, the docs' integration examples,
+``verl-rewards serve`` in a subprocess."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -79,10 +82,10 @@ class RayNode(NamedTuple):
         return found
 
 
-def _alive_nodes() -> int:
+def _alive_nodes() -> set[str]:
     import ray
 
-    return sum(1 for n in ray.nodes() if n["Alive"])
+    return {n["NodeID"] for n in ray.nodes() if n["Alive"]}
 
 
 @contextlib.contextmanager
@@ -103,9 +106,10 @@ def _second_node(extra_env: Mapping[str, str]) -> Iterator[RayNode]:
                     "--disable-usage-stats"], env=env, check=True, capture_output=True, timeout=120)
     try:
         deadline = time.monotonic() + 60
-        while _alive_nodes() <= before and time.monotonic() < deadline:
+        # By id, not count: a node an earlier test killed may be declared dead meanwhile.
+        while not _alive_nodes() - before and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert _alive_nodes() == before + 1, "the second node never joined"
+        assert len(_alive_nodes() - before) == 1, "the second node never joined"
         yield node
     finally:
         for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -167,3 +171,58 @@ def run_docs_example(capsys: pytest.CaptureFixture[str]) -> Callable[[str], tupl
         return capsys.readouterr().out.splitlines(), claims
 
     return run
+
+
+class ServeProcess(NamedTuple):
+    """A ``verl-rewards serve`` a test started."""
+
+    proc: subprocess.Popen[str]
+    url: str
+    lines: list[str]  # stdout so far
+
+
+def _launch_serve(args: Sequence[str], env: Mapping[str, str], timeout_s: float) -> ServeProcess:
+    cli = str(Path(sys.executable).with_name("verl-rewards"))
+    proc = subprocess.Popen([cli, "serve", "--port", "0", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=dict(env))
+    lines: list[str] = []
+    found: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if "listening on " in line:
+                found.put(line.split("listening on ")[1].split()[0])
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        url = found.get(timeout=timeout_s)
+    except queue.Empty:
+        proc.kill()
+        raise AssertionError(f"the server did not start: {''.join(lines)}") from None
+    return ServeProcess(proc, url, lines)
+
+
+def _stop_serve(server: ServeProcess, timeout_s: float = 60.0, sig: int = signal.SIGTERM) -> int:
+    server.proc.send_signal(sig)
+    try:
+        return server.proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        server.proc.kill()
+        server.proc.wait(10)
+        raise AssertionError(f"no exit within {timeout_s} s of SIGTERM") from None
+
+
+@pytest.fixture(scope="session")
+def launch_serve() -> Callable[[Sequence[str], Mapping[str, str], float], ServeProcess]:
+    """Start ``verl-rewards serve --port 0 ARGS`` with ``env``; return once it says where it
+    listens (killed, and the test failed with its output, if not within ``timeout_s``)."""
+    return _launch_serve
+
+
+@pytest.fixture(scope="session")
+def stop_serve() -> Callable[..., int]:
+    """SIGTERM (or ``sig=``) a served process, then its exit code (killed and failed if it
+    does not exit within ``timeout_s``)."""
+    return _stop_serve
