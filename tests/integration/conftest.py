@@ -181,7 +181,8 @@ class ServeProcess(NamedTuple):
     lines: list[str]  # stdout so far
 
 
-def _launch_serve(args: Sequence[str], env: Mapping[str, str], timeout_s: float) -> ServeProcess:
+def _launch_serve(args: Sequence[str], env: Mapping[str, str], timeout_s: float,
+                  ready: Callable[[ServeProcess], bool] = lambda server: True) -> ServeProcess:
     cli = str(Path(sys.executable).with_name("verl-rewards"))
     proc = subprocess.Popen([cli, "serve", "--port", "0", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env=dict(env))
@@ -201,7 +202,14 @@ def _launch_serve(args: Sequence[str], env: Mapping[str, str], timeout_s: float)
     except queue.Empty:
         proc.kill()
         raise AssertionError(f"the server did not start: {''.join(lines)}") from None
-    return ServeProcess(proc, url, lines)
+    server = ServeProcess(proc, url, lines)
+    deadline = time.monotonic() + timeout_s
+    while not ready(server):
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"never ready: {''.join(lines)}")
+        time.sleep(0.1)
+    return server
 
 
 def _stop_serve(server: ServeProcess, timeout_s: float = 60.0, sig: int = signal.SIGTERM) -> int:
@@ -215,9 +223,10 @@ def _stop_serve(server: ServeProcess, timeout_s: float = 60.0, sig: int = signal
 
 
 @pytest.fixture(scope="session")
-def launch_serve() -> Callable[[Sequence[str], Mapping[str, str], float], ServeProcess]:
+def launch_serve() -> Callable[..., ServeProcess]:
     """Start ``verl-rewards serve --port 0 ARGS`` with ``env``; return once it says where it
-    listens (killed, and the test failed with its output, if not within ``timeout_s``)."""
+    listens and ``ready(server)`` holds (killed, and the test failed with its output, if not
+    within ``timeout_s``)."""
     return _launch_serve
 
 

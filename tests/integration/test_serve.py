@@ -40,12 +40,8 @@ def start(launch_serve: Callable[..., Server]) -> Callable[..., Server]:
         env = {k: v for k, v in os.environ.items() if k != "VERL_REWARDS_TOKEN"}
         if token is not None:
             env["VERL_REWARDS_TOKEN"] = token
-        server = launch_serve(args, env, timeout_s)
-        deadline = time.monotonic() + timeout_s
-        while call(server, "GET", "/readyz", token=token)[0] != 200:
-            assert time.monotonic() < deadline, f"never ready: {''.join(server.lines)}"
-            time.sleep(0.1)
-        return server
+        return launch_serve(args, env, timeout_s,
+                            lambda server: call(server, "GET", "/readyz", token=token)[0] == 200)
 
     return start
 
