@@ -8,7 +8,6 @@ plugin), 0 otherwise.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from trainer.rundir import TrainingStopped
 from trainer.settings import DEFAULT_CONFIG, TrainConfig, TrainerConfigError, load_config
 from verl_rewards import Scorer
 from verl_rewards.errors import ConfigError, VerlRewardsError
+from verl_rewards.executors.quiet_ray import quiet_ray_startup
 
 USAGE = f"""\
 usage: python -m trainer.main [-c FILE.yaml] [key=value ...]
@@ -186,17 +186,6 @@ def _fail(message: str, code: int) -> int:
 
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
-
-
-def quiet_ray_startup() -> None:
-    """Hide Ray's INFO/WARNING start-up banners, as ``verl-rewards score`` does.
-
-    ``ray.init`` takes its logger's level from ``RAY_LOGGER_LEVEL`` as read when
-    ray is imported, so this runs before anything imports ray; a value the user
-    set wins (``RAY_LOGGER_LEVEL=info`` shows them again).
-    """
-    if "ray" not in sys.modules:
-        os.environ.setdefault("RAY_LOGGER_LEVEL", "error")
 
 
 if __name__ == "__main__":

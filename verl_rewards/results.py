@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -114,3 +115,15 @@ def assemble(
         provenance=provenance,
         metrics=dict(metrics or {}),
     )
+
+
+def finite(value: Any) -> Any:
+    """``value`` with NaN and infinities (which JSON cannot hold) as None, through dicts,
+    lists and tuples: how the CLI's JSONL and the service's answers write result values."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value

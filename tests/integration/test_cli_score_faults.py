@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -78,15 +78,9 @@ def test_kill_9_during_a_parquet_run_keeps_the_finished_batches_for_resume(tmp_p
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
+def small_disk(make_tmpfs: Callable[[str], Path]) -> Path:
     """A real 3 MiB file system (tmpfs), unmounted afterwards."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)], check=True)
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=True)
+    return make_tmpfs("3m")
 
 
 def _fill(disk: Path, leave: int) -> Path:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import pickle
-import re
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from areal.api.reward_api import AsyncRewardWrapper
@@ -91,9 +89,6 @@ def test_a_wrong_plugin_name_fails_in_the_driver():
         reward_fn("exact_mach")
 
 
-def test_the_docs_example_prints_what_it_says(capsys):
-    text = (Path(__file__).parents[2] / "docs" / "integrations" / "areal.md").read_text()
-    block = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
-    exec(compile(block, "areal.md", "exec"), {})
-    claims = re.findall(r"^print\(.*?\)\s*#\s*(.*)$", block, flags=re.M)
-    assert capsys.readouterr().out.splitlines() == claims
+def test_the_docs_example_prints_what_it_says(run_docs_example):
+    printed, claims = run_docs_example("areal")
+    assert printed == claims

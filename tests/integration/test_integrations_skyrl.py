@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pickle
-import re
 import time
-from pathlib import Path
 
 import pytest
 import skyrl_gym
@@ -99,9 +97,6 @@ def test_the_env_class_is_a_skyrl_text_env_that_pickles_by_reference():
     assert pickle.loads(pickle.dumps(adapter.RewardEnv)) is adapter.RewardEnv
 
 
-def test_the_docs_example_prints_what_it_says(capsys):
-    text = (Path(__file__).parents[2] / "docs" / "integrations" / "skyrl.md").read_text()
-    block = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
-    exec(compile(block, "skyrl.md", "exec"), {})
-    claims = re.findall(r"^print\(.*?\)\s*#\s*(.*)$", block, flags=re.M)
-    assert capsys.readouterr().out.splitlines() == claims
+def test_the_docs_example_prints_what_it_says(run_docs_example):
+    printed, claims = run_docs_example("skyrl")
+    assert printed == claims

@@ -8,11 +8,9 @@ import asyncio
 import importlib
 import json
 import os
-import re
 import time
 from argparse import Namespace
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -115,11 +113,8 @@ def test_no_reward_in_the_environment_is_a_config_error_naming_both_variables(mo
         asyncio.run(_async_rm(_args(), Sample(response="42", label="42")))
 
 
-def test_the_docs_example_prints_what_it_says(capsys, monkeypatch):
+def test_the_docs_example_prints_what_it_says(run_docs_example, monkeypatch):
     monkeypatch.setenv("VERL_REWARDS_PLUGIN", "")  # restored after the example sets it
     monkeypatch.delenv("VERL_REWARDS_CONFIG", raising=False)
-    text = (Path(__file__).parents[2] / "docs" / "integrations" / "slime.md").read_text()
-    block = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
-    exec(compile(block, "slime.md", "exec"), {})
-    claims = re.findall(r"^print\(.*?\)\s*#\s*(.*)$", block, flags=re.M)
-    assert capsys.readouterr().out.splitlines() == claims
+    printed, claims = run_docs_example("slime")
+    assert printed == claims

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -88,35 +90,26 @@ def test_grpo_calculate_rewards_scores_sync_and_async_plugins(trl):
     assert ("rewards/exact_match/failed", 0.0) in metrics
 
 
-def tiny_model_and_tokenizer():
-    """A one-layer random Llama and a character tokenizer, built in code."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    specials = ["<pad>", "<bos>", "<eos>", "<unk>"]
-    vocab = {t: i for i, t in enumerate(specials + sorted(set("0123456789+= ")))}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
-    core.decoder = decoders.Fuse()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<bos>", eos_token="<eos>",
-                                        pad_token="<pad>", unk_token="<unk>", padding_side="left")
-    model = LlamaForCausalLM(LlamaConfig(
-        vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-        pad_token_id=0, bos_token_id=1, eos_token_id=2))
-    return model, tokenizer
+LEVELED_ROWS = {"prompt": ["1+1=", "2+2=", "3+3=", "4+4="], "answer": ["2", "4", "6", "8"],
+                "level": [1, 2, 3, 4]}
 
 
-def test_grpo_trainer_trains_a_step_with_plugin_rewards(trl, level_plugin, tmp_path):
+def _one_step(tmp_path: Path, batch_size: int) -> Any:
+    """GRPOConfig for one CPU step of two generations per prompt, logged, nothing saved."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=batch_size,
+                      num_generations=2, max_completion_length=4, max_steps=1, logging_steps=1,
+                      report_to=[], use_cpu=True, save_strategy="no")
+
+
+def test_grpo_trainer_trains_a_step_with_plugin_rewards(trl, level_plugin, tiny_llama, tmp_path):
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
-    model, tokenizer = tiny_model_and_tokenizer()
-    dataset = Dataset.from_dict({"prompt": ["1+1=", "2+2=", "3+3=", "4+4="],
-                                 "answer": ["2", "4", "6", "8"], "level": [1, 2, 3, 4]})
-    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=2,
-                      max_completion_length=4, max_steps=1, logging_steps=1, report_to=[],
-                      use_cpu=True, save_strategy="no")
+    model, tokenizer = tiny_llama
+    dataset = Dataset.from_dict(LEVELED_ROWS)
+    args = _one_step(tmp_path, batch_size=4)
     trainer = GRPOTrainer(
         model=model, processing_class=tokenizer, args=args, train_dataset=dataset,
         reward_funcs=[reward_func("level_ok", ground_truth_column="answer", data_source="arith"),
@@ -130,11 +123,11 @@ def test_grpo_trainer_trains_a_step_with_plugin_rewards(trl, level_plugin, tmp_p
 
 
 def test_grpo_trainer_leaves_skipped_samples_out_of_the_reward_mean_and_the_advantages(trl, make_dist,
-                                                                                      tmp_path):
+                                                                                      tiny_llama, tmp_path):
     import math
 
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     make_dist("probe-trl-skip", "1.0", "[verl_rewards]\neven_ok = plug_trl_skip:even_ok\n",
               {"plug_trl_skip.py": '''
@@ -143,12 +136,9 @@ def test_grpo_trainer_leaves_skipped_samples_out_of_the_reward_mean_and_the_adva
                 raise ValueError("the verifier failed")  # not a wrong answer: no score at all
             return 1.0
     '''})
-    model, tokenizer = tiny_model_and_tokenizer()
-    dataset = Dataset.from_dict({"prompt": ["1+1=", "2+2=", "3+3=", "4+4="],
-                                 "answer": ["2", "4", "6", "8"], "level": [1, 2, 3, 4]})
-    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=8, num_generations=2,
-                      max_completion_length=4, max_steps=1, logging_steps=1, report_to=[],
-                      use_cpu=True, save_strategy="no")
+    model, tokenizer = tiny_llama
+    dataset = Dataset.from_dict(LEVELED_ROWS)
+    args = _one_step(tmp_path, batch_size=8)
     reward = reward_func(reward={"plugin": "even_ok", "on_error": "skip"}, ground_truth_column="answer")
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=dataset,
                           reward_funcs=[reward])

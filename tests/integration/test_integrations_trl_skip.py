@@ -61,30 +61,12 @@ def test_grpo_calculate_rewards_turns_a_skipped_sample_into_nan():
     assert rewards[0].tolist() == [1.0] and math.isnan(rewards[1, 0].item())
 
 
-def _tiny_model_and_tokenizer():
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    specials = ["<pad>", "<bos>", "<eos>", "<unk>"]
-    vocab = {t: i for i, t in enumerate(specials + sorted(set("0123456789+= ")))}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
-    core.decoder = decoders.Fuse()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<bos>", eos_token="<eos>",
-                                        pad_token="<pad>", unk_token="<unk>", padding_side="left")
-    model = LlamaForCausalLM(LlamaConfig(
-        vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-        pad_token_id=0, bos_token_id=1, eos_token_id=2))
-    return model, tokenizer
-
-
 def test_grpo_trainer_leaves_skipped_samples_out_of_rewards_and_advantages(brittle_plugin,
-                                                                           tmp_path):
+                                                                           tiny_llama, tmp_path):
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
-    model, tokenizer = _tiny_model_and_tokenizer()
+    model, tokenizer = tiny_llama
     # Two prompts x two generations = one batch: the "2+2=" group's verifier crashes.
     dataset = Dataset.from_dict({"prompt": ["1+1=", "2+2="], "answer": ["2", "4"],
                                  "broken": [False, True]})

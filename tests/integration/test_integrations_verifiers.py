@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -134,12 +132,9 @@ def test_a_wrong_plugin_name_fails_when_the_reward_is_made():
 
 
 
-def test_the_docs_example_prints_what_it_says(capsys):
-    text = (Path(__file__).parents[2] / "docs" / "integrations" / "verifiers.md").read_text()
-    block = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
-    exec(compile(block, "verifiers.md", "exec"), {})
-    claims = re.findall(r"^print\(.*?\)\s*#\s*(.*)$", block, flags=re.M)
-    assert capsys.readouterr().out.splitlines() == claims
+def test_the_docs_example_prints_what_it_says(run_docs_example):
+    printed, claims = run_docs_example("verifiers")
+    assert printed == claims
 
 
 def test_the_reward_pickles_as_its_section_and_scores_after_unpickling():

@@ -15,14 +15,12 @@ import verl
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from tensordict import TensorDict
-from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 from verl.experimental.reward_loop.reward_loop import RewardLoopManager
 from verl.protocol import DataProto
 
 pytestmark = pytest.mark.ray
 
-WORDS = ["42", "41", "7", "loop", "c_sleep", "exit", "raise", "nan", "hello"]
 RESPONSE_LEN = 4
 PROMPT_LEN = 3
 MANAGER = [
@@ -30,19 +28,6 @@ MANAGER = [
     "reward.reward_manager.module.path=pkg://verl_rewards.integrations.verl",
     "reward.reward_manager.name=RewardManager",
 ]
-
-
-@pytest.fixture(scope="module")
-def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A word-level tokenizer, built in code and saved where verl's workers load it."""
-    vocab = {w: i for i, w in enumerate(["<pad>", "<eos>", "<unk>", *WORDS])}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", eos_token="<eos>",
-                                   unk_token="<unk>")
-    path = tmp_path_factory.mktemp("tokenizer")
-    fast.save_pretrained(path)
-    return path
 
 
 def verl_config(tokenizer_dir: Path, overrides: list[str]):

@@ -15,7 +15,6 @@ import torch
 import verl
 from hydra import compose, initialize_config_dir
 from tensordict import TensorDict
-from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 from verl.experimental.reward_loop.reward_loop import RewardLoopManager
 from verl.protocol import DataProto
@@ -25,7 +24,6 @@ from verl_rewards.integrations._skip import verl_leaves_out_failed_sessions
 
 pytestmark = pytest.mark.ray
 
-WORDS = ["42", "41", "raise", "nan", "hello"]
 SKIP = [
     "reward.reward_manager.source=importlib",
     "reward.reward_manager.module.path=pkg://verl_rewards.integrations.verl",
@@ -34,18 +32,6 @@ SKIP = [
     "+reward.verl_rewards.error_score=-1", "+reward.verl_rewards.executor=local",
 ]
 ROWS = ["42", "raise", "41", "nan"]  # faulty: exact match against "42", or the named fault
-
-
-@pytest.fixture(scope="module")
-def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    vocab = {w: i for i, w in enumerate(["<pad>", "<eos>", "<unk>", *WORDS])}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", eos_token="<eos>",
-                                   unk_token="<unk>")
-    path = tmp_path_factory.mktemp("tokenizer")
-    fast.save_pretrained(path)
-    return path
 
 
 def _config(tokenizer_dir: Path, overrides: list[str]):

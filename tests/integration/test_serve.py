@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
@@ -16,9 +15,9 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
@@ -30,52 +29,21 @@ TOKEN = "s3cret-token"
 ROW = {"data_source": "d", "solution_str": " 42 ", "ground_truth": "42"}
 
 
-class Server(NamedTuple):
-    proc: subprocess.Popen[str]
-    url: str
-    lines: list[str]  # stdout so far
+Server = Any  # conftest's ServeProcess(proc, url, lines)
 
 
-def start(*args: str, token: str | None = None, timeout_s: float = 120.0) -> Server:
+@pytest.fixture(scope="module")
+def start(launch_serve: Callable[..., Server]) -> Callable[..., Server]:
     """Start `verl-rewards serve --port 0 ARGS` and wait until it is ready."""
-    env = {k: v for k, v in os.environ.items() if k != "VERL_REWARDS_TOKEN"}
-    if token is not None:
-        env["VERL_REWARDS_TOKEN"] = token
-    proc = subprocess.Popen([CLI, "serve", "--port", "0", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env)
-    lines: list[str] = []
-    found: queue.Queue[str] = queue.Queue()
 
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line)
-            if "listening on " in line:
-                found.put(line.split("listening on ")[1].split()[0])
+    def start(*args: str, token: str | None = None, timeout_s: float = 120.0) -> Server:
+        env = {k: v for k, v in os.environ.items() if k != "VERL_REWARDS_TOKEN"}
+        if token is not None:
+            env["VERL_REWARDS_TOKEN"] = token
+        return launch_serve(args, env, timeout_s,
+                            lambda server: call(server, "GET", "/readyz", token=token)[0] == 200)
 
-    threading.Thread(target=pump, daemon=True).start()
-    try:
-        url = found.get(timeout=timeout_s)
-    except queue.Empty:
-        proc.kill()
-        raise AssertionError(f"the server did not start: {''.join(lines)}") from None
-    server = Server(proc, url, lines)
-    deadline = time.monotonic() + timeout_s
-    while call(server, "GET", "/readyz", token=token)[0] != 200:
-        assert time.monotonic() < deadline, f"never ready: {''.join(lines)}"
-        time.sleep(0.1)
-    return server
-
-
-def stop(server: Server, timeout_s: float = 60.0, sig: int = signal.SIGTERM) -> int:
-    """SIGTERM (or ``sig``), then the exit code (killed if it does not exit in time)."""
-    server.proc.send_signal(sig)
-    try:
-        return server.proc.wait(timeout_s)
-    except subprocess.TimeoutExpired:
-        server.proc.kill()
-        server.proc.wait(10)
-        raise AssertionError(f"no exit within {timeout_s} s of SIGTERM") from None
+    return start
 
 
 def call(server: Server, method: str, path: str, body: Any = None, token: str | None = TOKEN,
@@ -99,14 +67,14 @@ def call(server: Server, method: str, path: str, body: Any = None, token: str | 
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
+def server(start: Callable[..., Server], stop_serve: Callable[..., int]) -> Iterator[Server]:
     """exact_match on the local executor, with a token."""
     running = start("reward.plugin=exact_match", "reward.executor=local", "--max-samples", "64",
                     "--max-body-mb", "0.01", token=TOKEN)
     try:
         yield running
     finally:
-        assert stop(running) == 0
+        assert stop_serve(running) == 0
 
 
 # -- auth ----------------------------------------------------------------------
@@ -279,7 +247,7 @@ async def _post_all(url: str, path: str, payloads: list[Any]) -> list[tuple[int,
         return await asyncio.gather(*(one(p) for p in payloads))
 
 
-def test_single_sample_requests_arriving_together_are_scored_as_few_batches():
+def test_single_sample_requests_arriving_together_are_scored_as_few_batches(start, stop_serve):
     server = start("reward.plugin=sleepy", "reward.executor=local", "reward.kwargs.ms=400")
     try:
         payloads = [{"prompt": "p", "response": str(i % 2), "label": "1"} for i in range(24)]
@@ -287,12 +255,12 @@ def test_single_sample_requests_arriving_together_are_scored_as_few_batches():
         batches = _metric(server, "verl_rewards_batch_samples_count")
         samples = _metric(server, "verl_rewards_batch_samples_sum")
     finally:
-        assert stop(server) == 0
+        assert stop_serve(server) == 0
     assert [a[:2] for a in answers] == [(200, float(i % 2)) for i in range(24)]
     assert samples == 24 and batches <= 6  # 24 requests, a handful of pool batches
 
 
-def test_a_full_queue_answers_429_with_retry_after_and_remote_scorer_retries():
+def test_a_full_queue_answers_429_with_retry_after_and_remote_scorer_retries(start, stop_serve):
     server = start("reward.plugin=sleepy", "reward.executor=local", "reward.kwargs.ms=1500",
                    "--max-queue", "2")
     try:
@@ -307,7 +275,7 @@ def test_a_full_queue_answers_429_with_retry_after_and_remote_scorer_retries():
 
         (accepted,), (refused,), retried = asyncio.run(main())
     finally:
-        assert stop(server) == 0
+        assert stop_serve(server) == 0
     assert accepted[0] == 200
     status, body, headers = refused
     assert status == 429 and headers["Retry-After"] == "1"
@@ -316,7 +284,7 @@ def test_a_full_queue_answers_429_with_retry_after_and_remote_scorer_retries():
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
-def test_sigterm_finishes_the_request_in_flight_and_exits_0(sig):
+def test_sigterm_finishes_the_request_in_flight_and_exits_0(sig, start, stop_serve):
     server = start("reward.plugin=sleepy", "reward.executor=local", "reward.kwargs.ms=3000")
     answers: list[Any] = []
     client = threading.Thread(target=lambda: answers.append(
@@ -326,7 +294,7 @@ def test_sigterm_finishes_the_request_in_flight_and_exits_0(sig):
     while _metric(server, "verl_rewards_queue_depth") < 1:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    code = stop(server, sig=sig)
+    code = stop_serve(server, sig=sig)
     client.join(60)
     assert code == 0
     status, _, body = answers[0]
@@ -400,13 +368,13 @@ def test_remote_url_refuses_a_service_of_another_reward(server, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def faulty() -> Iterator[Server]:
+def faulty(start: Callable[..., Server], stop_serve: Callable[..., int]) -> Iterator[Server]:
     """The testkit's `faulty` plugin on the local executor (a raise is safe in-process)."""
     running = start("reward.plugin=faulty", "reward.executor=local", "reward.error_score=-1")
     try:
         yield running
     finally:
-        assert stop(running) == 0
+        assert stop_serve(running) == 0
 
 
 def test_each_protocol_shows_a_failed_sample_its_own_way(faulty):
@@ -430,14 +398,14 @@ def test_each_protocol_shows_a_failed_sample_its_own_way(faulty):
     assert 'verl_rewards_samples_total{status="failed"} 3.0' in text
 
 
-def test_with_on_error_raise_a_failed_sample_is_a_500_naming_it():
+def test_with_on_error_raise_a_failed_sample_is_a_500_naming_it(start, stop_serve):
     server = start("reward.plugin=faulty", "reward.executor=local", "reward.on_error=raise")
     try:
         status, _, body = call(server, "POST", "/v1/score",
                                {"samples": [ROW, {**ROW, "solution_str": "raise"}]}, token=None)
         healthy = call(server, "POST", "/v1/score", {"samples": [{**ROW, "solution_str": "42"}]}, token=None)
     finally:
-        assert stop(server) == 0
+        assert stop_serve(server) == 0
     assert status == 500
     assert body["error"].startswith("reward faulty (verl-rewards-testkit")
     assert "failed on sample 1: RuntimeError: the reward raised on purpose" in body["error"]

@@ -5,21 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import re
-import signal
 import subprocess
-import sys
-import threading
-import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "serve.md"
-CLI = str(Path(sys.executable).with_name("verl-rewards"))
 TOKEN = "doc-token"
 # `$ curl ...'` (possibly over several lines, ending at the closing quote), then its output.
 EXAMPLE = re.compile(r"^\$ (curl .*?')\n(.*?)\n```", re.S | re.M)
@@ -29,35 +24,23 @@ def examples() -> list[tuple[str, str]]:
     return EXAMPLE.findall(DOC.read_text())
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    env = {**os.environ, "VERL_REWARDS_TOKEN": TOKEN}
-    proc = subprocess.Popen([CLI, "serve", "--port", "0", "reward.plugin=gsm8k", "reward.executor=local"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    found: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if "listening on " in line:
-                found.put(line.split("listening on ")[1].split()[0])
-
-    threading.Thread(target=pump, daemon=True).start()
+def _ready(server: Any) -> bool:
+    request = urllib.request.Request(server.url + "/readyz", headers={"Authorization": f"Bearer {TOKEN}"})
     try:
-        base = found.get(timeout=120)
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(urllib.request.Request(
-                    base + "/readyz", headers={"Authorization": f"Bearer {TOKEN}"}), timeout=5)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "never ready"
-                time.sleep(0.1)
-        yield base
+        with urllib.request.urlopen(request, timeout=5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def url(launch_serve: Callable[..., Any], stop_serve: Callable[..., int]) -> Iterator[str]:
+    server = launch_serve(["reward.plugin=gsm8k", "reward.executor=local"],
+                          {**os.environ, "VERL_REWARDS_TOKEN": TOKEN}, 120.0, _ready)
+    try:
+        yield server.url
     finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(60) == 0
+        assert stop_serve(server, 60.0) == 0
 
 
 def test_the_doc_has_its_curl_examples():

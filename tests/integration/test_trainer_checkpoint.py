@@ -7,7 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -100,15 +100,9 @@ def test_a_bad_metrics_line_before_the_end_refuses_resume_naming_it(tmp_path, ca
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
+def small_disk(make_tmpfs: Callable[[str], Path]) -> Path:
     """A real 320 KiB tmpfs (the tests run as root, as CI does): room for one tiny checkpoint."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=320k", "tmpfs", str(mount)], check=True)
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=True)
+    return make_tmpfs("320k")
 
 
 def test_a_full_disk_while_checkpointing_stops_with_a_clear_error_and_keeps_the_last_one(

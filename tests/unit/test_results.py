@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 from verl_rewards.outcomes import Outcome
-from verl_rewards.results import Provenance, assemble
+from verl_rewards.results import Provenance, assemble, finite
 
 PROVENANCE = Provenance("file", "f", "f (file x)")
 RESULT = assemble([Outcome(1.0, {"acc": 1.0}, None, "ok"), Outcome(None, None, "ValueError: no", "failed"),
@@ -26,3 +28,8 @@ def test_a_slice_is_a_result_of_its_own():
                                                          ["failed", "ok"])
     assert part.extra_info == {"acc": [None, 0.0], "pred": [None, "7"]}
     assert (part.provenance, part.metrics, part.trainable) == (PROVENANCE, {"n": 3.0}, [False, True])
+
+
+def test_finite_turns_nan_and_infinities_into_none_at_any_depth():
+    value = {"a": math.nan, "b": [1.0, math.inf, ({"c": -math.inf},)], "d": "nan", "e": 2}
+    assert finite(value) == {"a": None, "b": [1.0, None, [{"c": None}]], "d": "nan", "e": 2}

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .argtypes import positive_int
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError
 from .output import emit
 from .rowbase import WriteMode, format_of, is_stdio, label, output_is_input
@@ -66,7 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                                "refused)")
     parser.add_argument("--allow-empty", action="store_true",
                         help="an input without rows writes an empty output (without it, exit 2)")
-    parser.add_argument("--batch-size", type=_positive_int, metavar="N",
+    parser.add_argument("--batch-size", type=positive_int, metavar="N",
                         help="samples per scoring call; rows are written as each call returns "
                              "(default: about 1%% of the input, 64 to 2048; 256 on stdin)")
     parser.add_argument("--no-progress", action="store_true",
@@ -169,13 +170,3 @@ def _section_hint(config: Path) -> str:
     if isinstance(rewards, dict) and set(rewards) & keys - {"rewards"}:
         return "; its top-level `rewards:` holds one reward's keys: did you mean `reward:`?"
     return ""
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value

@@ -6,6 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
+from .argtypes import positive_int
+
 NAME = "serve"
 HELP = "Serve the reward a config selects over HTTP (native, OpenRLHF, slime, NeMo-Gym)."
 EPILOG = """\
@@ -36,11 +38,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="read the token from FILE (else VERL_REWARDS_TOKEN)")
     parser.add_argument("--max-body-mb", type=float, default=16.0, metavar="MB",
                         help="largest request body (413 past it; default 16)")
-    parser.add_argument("--max-samples", type=_positive, default=4096, metavar="N",
+    parser.add_argument("--max-samples", type=positive_int, default=4096, metavar="N",
                         help="most samples in one request (413 past it; default 4096)")
-    parser.add_argument("--max-queue", type=_positive, default=16384, metavar="N",
+    parser.add_argument("--max-queue", type=positive_int, default=16384, metavar="N",
                         help="most samples waiting or scoring (429 past it; default 16384)")
-    parser.add_argument("--max-batch", type=_positive, default=4096, metavar="N",
+    parser.add_argument("--max-batch", type=positive_int, default=4096, metavar="N",
                         help="most samples per pool batch (default 4096)")
     parser.add_argument("--drain-timeout", type=float, default=300.0, metavar="S",
                         help="on SIGTERM, how long in-flight requests may still take (default 300)")
@@ -87,14 +89,4 @@ def _port(text: str) -> int:
         value = -1
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value

@@ -54,7 +54,9 @@ def console_main() -> NoReturn:
     """Entry point of the ``verl-rewards`` console script and ``python -m verl_rewards``."""
     argv = sys.argv[1:]
     if not {"-v", "--verbose"} & set(argv):
-        _quiet_ray_startup()
+        from ..executors.quiet_ray import quiet_ray_startup
+
+        quiet_ray_startup()
     code = main(argv)
     _exit_despite_stray_threads(code)
     raise SystemExit(code)
@@ -134,19 +136,6 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     except Exception as e:  # noqa: BLE001 - the one place errors become exit codes
         return _report(e, verbose=args.verbose)
-
-
-def _quiet_ray_startup() -> None:
-    """Ray's INFO/WARNING start-up lines are noise on a CLI's stderr (``-v`` keeps them).
-
-    ``ray.init`` sets its logger's level from ``RAY_LOGGER_LEVEL`` as read when
-    ray is imported, so this must run before anything imports ray; a value the
-    user set wins.
-    """
-    import os
-
-    if "ray" not in sys.modules:
-        os.environ.setdefault("RAY_LOGGER_LEVEL", "error")
 
 
 def _report(error: Exception, verbose: bool) -> int:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import decimal
 import json
-import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from ..results import finite
 from . import rows_stdio
 from .errors import InputError, OutputError, UsageError
 from .rowbase import Batch, WriteMode, is_stdio, label, noted, too_few_rows
@@ -171,11 +171,11 @@ def encode_line(row: dict[str, Any]) -> str:
     try:
         text = json.dumps(row, ensure_ascii=False, allow_nan=False, default=_jsonable)
     except ValueError:  # NaN or an infinity somewhere in the row
-        text = json.dumps(_finite(row), ensure_ascii=False, allow_nan=False, default=_jsonable)
+        text = json.dumps(finite(row), ensure_ascii=False, allow_nan=False, default=_jsonable)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: \\uXXXX escapes are valid JSON
-        text = json.dumps(_finite(row), ensure_ascii=True, allow_nan=False, default=_jsonable)
+        text = json.dumps(finite(row), ensure_ascii=True, allow_nan=False, default=_jsonable)
     return text + "\n"
 
 
@@ -223,16 +223,6 @@ def _complete_lines(path: Path) -> int:
     return count
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
 def _jsonable(value: Any) -> Any:
     """JSON for what rewards return and Parquet holds besides plain types (numpy, sets,
     decimals as exact text, dates and times in ISO 8601)."""
@@ -242,7 +232,7 @@ def _jsonable(value: Any) -> Any:
         return value.isoformat()
     for method in ("tolist", "item"):
         if callable(getattr(value, method, None)):
-            return _finite(getattr(value, method)())
+            return finite(getattr(value, method)())
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)
     return repr(value)

@@ -9,7 +9,6 @@ down), answer. Only ``/healthz`` is open without the token.
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from ..errors import RewardError
-from ..results import BatchResult, Provenance
+from ..results import BatchResult, Provenance, finite
 from .auth import token_matches
 from .batching import BatchQueue, QueueFull
 from .metrics import CONTENT_TYPE, Metrics
@@ -223,14 +222,4 @@ def dumps(value: Any) -> str:
     try:
         return json.dumps(value, allow_nan=False, default=repr)
     except ValueError:
-        return json.dumps(_finite(value), default=repr)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+        return json.dumps(finite(value), default=repr)
