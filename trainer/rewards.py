@@ -45,22 +45,20 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _declared_timeout(scorer: Scorer) -> float | str:
-    """A single reward's ``@reward(timeout_s=...)``, else the 30 s default; a composite
-    (one timeout per component) or a reward not importable here keeps ``auto``."""
-    from verl_rewards.config import DEFAULT_TIMEOUT_S
+def _declared_timeout(scorer: Scorer) -> float | str | None:
+    """The timeout ``auto`` resolves to for a single reward (the one rule in
+    :mod:`verl_rewards.limits`, read from ``scorer.info``); a composite (one timeout
+    per component) or a reward not importable here keeps ``auto``."""
     from verl_rewards.errors import VerlRewardsError
-    from verl_rewards.metadata import metadata_of
+    from verl_rewards.limits import limits_for
     from verl_rewards.reference import RewardRef
-    from verl_rewards.resolve import import_target
 
     if not isinstance(scorer.ref, RewardRef):
         return "auto"
     try:
-        declared = metadata_of(import_target(scorer.ref)).timeout_s
+        return limits_for(scorer.config).for_reward(scorer.info).timeout_s
     except VerlRewardsError:  # e.g. installed on the workers only
         return "auto"
-    return DEFAULT_TIMEOUT_S if declared is None else declared
 
 
 def build_samples(rollout: Rollout) -> list[dict[str, Any]]:
