@@ -4,8 +4,8 @@
     python benchmarks/bench_serve_memory.py --requests 6   # quicker
 
 A batch reward that stalls (``stalled_batch`` in rewards.py) keeps the pool busy;
-then REQUESTS requests of about 10.7 MB each (4096 samples with 2.6 KB responses,
-the case of issue 26) are sent at once. Once every request is queued or refused,
+then REQUESTS requests of about 10.7 MB each (4096 samples of 2.6 KB, the case of
+issue 26: as long responses, and as many small values) are sent at once. Once every request is queued or refused,
 the server's resident memory over its idle baseline (``VmRSS``, and the peak
 ``VmHWM``) is read from /proc and divided by the request bytes it holds:
 
@@ -38,8 +38,14 @@ SAMPLES = 4096
 RESPONSE_CHARS = 2560
 
 
-def body() -> bytes:
-    row = {"data_source": "bench", "solution_str": "x" * RESPONSE_CHARS, "ground_truth": "1"}
+def body(shape: str) -> bytes:
+    """About 10.7 MB: 4096 samples of 2.6 KB each, as one long text or as many small values
+    (600 numbers in extra_info), which cost Python far more per byte."""
+    if shape == "text":
+        row = {"data_source": "bench", "solution_str": "x" * RESPONSE_CHARS, "ground_truth": "1"}
+    else:
+        row = {"data_source": "bench", "solution_str": "1", "ground_truth": "1",
+               "extra_info": {"token_ids": list(range(100, 700))}}
     return json.dumps({"samples": [row] * SAMPLES}).encode()
 
 
@@ -53,7 +59,7 @@ def memory_kb(pid: int) -> dict[str, int]:
 
 
 def queue_depth(url: str) -> float:
-    with urllib.request.urlopen(url + "/metrics", timeout=30) as response:
+    with urllib.request.urlopen(url + "/metrics", timeout=300) as response:  # the loop may be parsing
         text = response.read().decode()
     return sum(float(line.split()[-1]) for line in text.splitlines()
                if line.startswith("verl_rewards_queue_depth "))
@@ -123,21 +129,23 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=12)
     args = parser.parse_args(argv)
-    payload = body()
     helps = subprocess.run([CLI, "serve", "--help"], capture_output=True, text=True).stdout
     if "--max-queue-mb" in helps:
         sides = [("unbounded", ["--dev", "--max-queue-mb", "1000000"]), ("bounded (default)", ["--dev"])]
     else:
         sides = [("as installed (no byte bound)", [])]
-    print(f"{args.requests} requests of {len(payload) / 1e6:.1f} MB ({SAMPLES} samples of "
-          f"{RESPONSE_CHARS} chars); load average {os.getloadavg()[0]:.1f}")
-    print(f"  {'side':<30} {'queued':>6} {'429':>4} {'held MB':>8} {'RSS +MB':>8} {'peak +MB':>9} "
-          f"{'RSS per held byte':>18}")
-    for name, extra in sides:
-        r = side(name, extra, args.requests, payload)
-        per = r["growth"] / r["held_bytes"] if r["held_bytes"] else float("nan")
-        print(f"  {r['side']:<30} {r['queued']:>6} {r['refused']:>4} {r['held_bytes'] / 1e6:>8.1f} "
-              f"{r['growth'] / 1e6:>8.1f} {r['peak'] / 1e6:>9.1f} {per:>18.2f}")
+    print(f"{args.requests} requests of {SAMPLES} samples at once behind a busy pool; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"  {'shape':<18} {'side':<28} {'MB each':>7} {'queued':>6} {'429':>4} {'held MB':>8} "
+          f"{'RSS +MB':>8} {'peak +MB':>9} {'RSS per held byte':>18}")
+    for shape in ("text", "small values"):
+        payload = body(shape)
+        for name, extra in sides:
+            r = side(name, extra, args.requests, payload)
+            per = r["growth"] / r["held_bytes"] if r["held_bytes"] else float("nan")
+            print(f"  {shape:<18} {r['side']:<28} {len(payload) / 1e6:>7.1f} {r['queued']:>6} "
+                  f"{r['refused']:>4} {r['held_bytes'] / 1e6:>8.1f} {r['growth'] / 1e6:>8.1f} "
+                  f"{r['peak'] / 1e6:>9.1f} {per:>18.2f}", flush=True)
 
 
 if __name__ == "__main__":

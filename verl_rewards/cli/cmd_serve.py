@@ -47,7 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"most samples waiting or scoring (429 past it; default {d.max_queue})")
     parser.add_argument("--max-queue-mb", type=float, default=d.max_queue_bytes / MIB, metavar="MB",
                         help=f"most request bytes being read, waiting or scoring (429 past it; the "
-                             f"server holds about 10x this; default {d.max_queue_bytes / MIB:g})")
+                             f"server holds 1.5-7x this in memory; default {d.max_queue_bytes / MIB:g})")
     parser.add_argument("--max-batch", type=positive_int, default=d.max_batch, metavar="N",
                         help=f"most samples per pool batch (default {d.max_batch})")
     parser.add_argument("--drain-timeout", type=float, default=d.drain_timeout_s, metavar="S",
@@ -100,7 +100,7 @@ def _require_serve_extra() -> None:
         import prometheus_client  # noqa: F401
     except ImportError as e:
         raise UsageError(f"verl-rewards serve needs aiohttp and prometheus_client ({e}): "
-                         f"pip install 'verl-rewards[serve]'") from e
+                         f"pip install 'verl-rewards[serve]' (from a checkout: pip install -e '.[serve]')") from e
 
 
 def _port(text: str) -> int:

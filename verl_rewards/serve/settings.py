@@ -24,7 +24,7 @@ class ServeSettings:
     max_samples: int = 4096  # per request; 413 past this
     max_queue: int = 16384  # samples waiting or scoring; 429 past this
     # Request bytes held at once (being read, parsed, waiting or scoring); 429 past
-    # this. The server holds about 10x this in Python objects (docs/serve.md).
+    # this. The server holds 1.5-7x this in Python objects (docs/serve.md).
     max_queue_bytes: int = 128 * MIB
     max_batch: int = 4096  # samples per pool batch
     retry_after_s: int = 1  # the Retry-After of a 429 or 503
