@@ -12,6 +12,7 @@ import pytest
 from verl_rewards.cli.main import main
 from verl_rewards.config import load_config
 from verl_rewards.errors import BindError, ConfigError
+from verl_rewards.samples import as_samples
 from verl_rewards.serve.runner import bind, check_pool
 from verl_rewards.serve.settings import ServeSettings
 
@@ -81,3 +82,23 @@ def test_the_command_line_defaults_are_the_settings_defaults():
     assert (args.host, args.port, args.max_samples, args.max_queue, args.max_batch, args.drain_timeout,
             args.dev) == (d.host, d.port, d.max_samples, d.max_queue, d.max_batch, d.drain_timeout_s, d.dev)
     assert (args.max_body_mb * MIB, args.max_queue_mb * MIB) == (d.max_body_bytes, d.max_queue_bytes)
+
+
+def test_the_pool_is_built_from_the_commands_scorer_without_inspecting_the_reward_again(monkeypatch):
+    import verl_rewards.scorer as scorer_module
+    from verl_rewards import Scorer
+    from verl_rewards.serve.runner import backend_factory
+
+    calls: list[str] = []
+    real = scorer_module.preflight
+    monkeypatch.setattr(scorer_module, "preflight", lambda spec, config: calls.append("preflight") or
+                        real(spec, config))
+    scorer = Scorer.from_config({"plugin": "exact_match", "executor": "local"})
+    build = backend_factory(scorer, shared=False)
+    pools = [build(), build()]  # the first pool, and its replacement after a failure
+    try:
+        assert pools[0].score(as_samples([{"data_source": "d", "solution_str": "1", "ground_truth": "1"}])).scores == [1.0]
+    finally:
+        for pool in pools:
+            pool.close()
+    assert calls == ["preflight"]
