@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -58,8 +59,15 @@ def test_a_request_mixing_hangs_a_crash_and_a_raise_fails_each_alone_and_stays_r
                    "reward.worker_num_cpus=0.5", "reward.timeout_s=3")
     try:
         began = time.monotonic()
-        status, body = call(server, "POST", "/v1/score",
-                            {"samples": _rows("1", "loop", "c_sleep", "exit", "raise", "1")})
+        answers: list[tuple[int, Any]] = []
+        mixed = threading.Thread(target=lambda: answers.append(call(
+            server, "POST", "/v1/score", {"samples": _rows("1", "loop", "c_sleep", "exit", "raise", "1")})))
+        mixed.start()
+        while_stuck = []  # /readyz while a worker is stuck in C: the service itself is not
+        while mixed.is_alive():
+            while_stuck.append(call(server, "GET", "/readyz")[0])
+            time.sleep(0.5)
+        (status, body), = answers
         took = time.monotonic() - began
         ready_status, ready = call(server, "GET", "/readyz")
         after = call(server, "POST", "/v1/score", {"samples": _rows("1", "0")})
@@ -75,6 +83,7 @@ def test_a_request_mixing_hangs_a_crash_and_a_raise_fails_each_alone_and_stays_r
     assert errors[3].startswith("WorkerDied:")
     assert errors[4].startswith("RuntimeError: the reward raised on purpose (at ")
     assert took < 90
+    assert len(while_stuck) >= 3 and set(while_stuck) == {200}
     assert ready_status == 200 and ready["state"] == "ready" and ready["restarts"] == 0
     assert after == (200, {**after[1], "scores": [1.0, 0.0], "statuses": ["ok", "ok"]})
 

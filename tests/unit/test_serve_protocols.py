@@ -44,7 +44,7 @@ def test_native_samples_come_back_as_sample_records():
 
 
 def test_native_missing_samples_is_422_naming_the_field():
-    error = _bad(parse_native, {"sample": []})
+    error = _bad(parse_native, {"rows": []})
     assert (error.status, error.message) == (422, "the /v1/score request is missing field(s) 'samples'")
 
 
@@ -159,3 +159,36 @@ def test_seed_session_takes_an_object_or_nothing():
     assert parse_seed_session(None, None) == Parsed([])
     assert parse_seed_session({"anything": 1}, None) == Parsed([])
     assert _bad(parse_seed_session, "x").status == 400
+
+
+def test_a_misspelt_sample_field_is_422_suggesting_the_right_name():
+    error = _bad(parse_native, {"samples": [{"data_source": "d", "solution": "x", "groundtruth": "1"}]})
+    assert (error.status, error.message) == (
+        422, "samples[0]: missing required field(s) solution_str, ground_truth; did you mean "
+             "'solution_str' (not 'solution') and 'ground_truth' (not 'groundtruth')?")
+
+
+def test_a_misspelt_request_field_is_422_suggesting_the_right_name():
+    error = _bad(parse_native, {"sample": []})
+    assert (error.status, error.message) == (
+        422, "the /v1/score request is missing field(s) 'samples'; did you mean 'samples' (not 'sample')?")
+    error = _bad(parse_slime, {"response": "1", "labels": "1"})
+    assert error.message == ("the /slime request is missing field(s) 'label'; did you mean "
+                             "'label' (not 'labels')?")
+
+
+def test_a_missing_field_with_nothing_like_it_is_named_without_a_guess():
+    error = _bad(parse_native, {"samples": [{"data_source": "d", "text": "x", "ground_truth": "1"}]})
+    assert error.message == "samples[0]: missing required field(s) solution_str"
+
+
+def test_slime_says_a_failed_sample_in_headers_beside_the_bare_number():
+    from verl_rewards.serve.protocols import PROTOCOLS
+
+    slime = PROTOCOLS["/slime"]
+    parsed = Parsed([Sample("slime", "x", "1")])
+    failed = _result([-1.0], ["failed"], ["RuntimeError: bad\n  line two"])
+    assert slime.format(parsed, failed) == (-1.0, {"X-Verl-Rewards-Status": "failed",
+                                                   "X-Verl-Rewards-Error": "RuntimeError: bad line two"})
+    assert slime.format(parsed, _result([1.0])) == (1.0, {})
+    assert PROTOCOLS["/v1/score"].format(Parsed([Sample("d", "x", "1")]), _result([1.0])).headers == {}

@@ -15,19 +15,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-from ..errors import RewardError
+from ..errors import QueueFull, RewardError
 from ..results import BatchResult
 from ..samples import Sample
 from .metrics import Metrics
-
-
-class QueueFull(Exception):
-    """The queue holds ``depth`` samples; ``limit`` is its bound."""
-
-    def __init__(self, depth: int, limit: int) -> None:
-        self.depth, self.limit = depth, limit
-        super().__init__(f"the scoring queue is full ({depth} samples waiting or scoring, "
-                         f"limit {limit}); retry later")
 
 
 class _Request(NamedTuple):
@@ -60,7 +51,7 @@ class BatchQueue:
     async def score(self, samples: list[Sample]) -> BatchResult:
         """Score ``samples`` in the next batch; :class:`QueueFull` when there is no room."""
         if self._depth and self._depth + len(samples) > self._max_queue:
-            raise QueueFull(self._depth, self._max_queue)
+            raise QueueFull("samples", self._depth, self._max_queue, "--max-queue")
         loop = asyncio.get_running_loop()
         if self._drainer is None:
             self._wake = asyncio.Event()

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from .._inspect import RewardInfo
 from ..config import RewardConfig
 from ..errors import RewardError, VerlRewardsError
 from ..results import BatchResult
@@ -46,10 +47,10 @@ class Backend(Protocol):
 class OwnPool:
     """A :class:`Scorer` of this process (``executor: local`` or ``ray``)."""
 
-    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
+    def __init__(self, spec: RewardSpec, config: RewardConfig, info: RewardInfo | None = None) -> None:
         from ..scorer import Scorer
 
-        self._scorer = Scorer(spec, config).start()
+        self._scorer = Scorer(spec, config, info).start()  # info: read once, not again per pool
 
     def score(self, samples: list[Sample]) -> BatchResult:
         return self._scorer.score(samples)

@@ -8,22 +8,14 @@ formatter. Nothing a request sends chooses a plugin, a file or kwargs.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from ..errors import SampleError
+from ..errors import BadRequest, SampleError
 from ..integrations.openrlhf_reward import DEFAULT_STRIP, response_of
 from ..results import BatchResult, Provenance
-from ..samples import Sample, as_samples
-
-
-class BadRequest(Exception):
-    """A request the service cannot score; ``status`` is its HTTP code."""
-
-    def __init__(self, status: int, message: str) -> None:
-        self.status = status
-        self.message = message
-        super().__init__(message)
+from ..samples import REQUIRED, Sample, as_samples
 
 
 class Parsed(NamedTuple):
@@ -33,12 +25,23 @@ class Parsed(NamedTuple):
     request: Any = None
 
 
+class Answer(NamedTuple):
+    """A response: its JSON value and the headers that go with it."""
+
+    body: Any
+    headers: Mapping[str, str] = {}
+
+
 class Protocol(NamedTuple):
     """One endpoint's request parser and response formatter."""
 
     name: str
     parse: Callable[[Any, str | None], Parsed]  # (body, data_source) -> samples
-    format: Callable[[Parsed, BatchResult], Any]
+    format: Callable[[Parsed, BatchResult], Answer]
+
+
+def _body_only(format_body: Callable[[Parsed, BatchResult], Any]) -> Callable[[Parsed, BatchResult], Answer]:
+    return lambda parsed, result: Answer(format_body(parsed, result))
 
 
 def _object(body: Any, what: str) -> Mapping[str, Any]:
@@ -50,7 +53,20 @@ def _object(body: Any, what: str) -> Mapping[str, Any]:
 def _required(body: Mapping[str, Any], names: Sequence[str], what: str) -> None:
     missing = [n for n in names if n not in body]
     if missing:
-        raise BadRequest(422, f"the {what} request is missing field(s) {', '.join(map(repr, missing))}")
+        raise BadRequest(422, f"the {what} request is missing field(s) {', '.join(map(repr, missing))}"
+                              f"{did_you_mean(missing, body, names)}")
+
+
+def did_you_mean(missing: Sequence[str], given: Mapping[str, Any], known: Sequence[str] = ()) -> str:
+    """``; did you mean 'solution_str' (not 'solution')?`` for the given keys that look like
+    misspellings of missing fields, else ``""``."""
+    unknown = [k for k in given if isinstance(k, str) and k not in known]
+    hints = []
+    for name in missing:
+        close = difflib.get_close_matches(name, unknown, n=1, cutoff=0.6)
+        if close:
+            hints.append(f"'{name}' (not '{close[0]}')")
+    return f"; did you mean {' and '.join(hints)}?" if hints else ""
 
 
 def _json_type(value: Any) -> str:
@@ -60,6 +76,8 @@ def _json_type(value: Any) -> str:
 
 
 # -- native: POST /v1/score -------------------------------------------------
+
+SAMPLE_FIELDS = (*REQUIRED, "extra_info", "prompt")
 
 
 def parse_native(body: Any, data_source: str | None) -> Parsed:
@@ -71,7 +89,11 @@ def parse_native(body: Any, data_source: str | None) -> Parsed:
     try:
         return Parsed(as_samples(rows))
     except SampleError as e:
-        raise BadRequest(422, f"samples[{e.index}]: {str(e).removeprefix(f'sample {e.index}: ')}") from e
+        row = rows[e.index]
+        missing = [f for f in REQUIRED if isinstance(row, Mapping) and f not in row]
+        hint = did_you_mean(missing, row, SAMPLE_FIELDS) if missing else ""
+        raise BadRequest(422, f"samples[{e.index}]: {str(e).removeprefix(f'sample {e.index}: ')}"
+                              f"{hint}") from e
 
 
 def format_native(parsed: Parsed, result: BatchResult) -> dict[str, Any]:
@@ -138,6 +160,19 @@ def parse_slime(body: Any, data_source: str | None) -> Parsed:
 
 def format_slime(parsed: Parsed, result: BatchResult) -> float:
     return result.scores[0]
+
+
+def answer_slime(parsed: Parsed, result: BatchResult) -> Answer:
+    """slime reads a bare number: a failed sample's status and error go in headers."""
+    if result.statuses[0] == "ok":
+        return Answer(format_slime(parsed, result))
+    return Answer(format_slime(parsed, result),
+                  {"X-Verl-Rewards-Status": result.statuses[0],
+                   "X-Verl-Rewards-Error": _header_safe(result.errors[0] or "")})
+
+
+def _header_safe(text: str) -> str:
+    return " ".join(text.split())[:512].encode("ascii", "replace").decode()
 
 
 def _prompt(value: Any) -> str | list[dict[str, Any]] | None:
@@ -213,8 +248,8 @@ def parse_seed_session(body: Any, data_source: str | None) -> Parsed:
 
 
 PROTOCOLS: dict[str, Protocol] = {
-    "/v1/score": Protocol("native", parse_native, format_native),
-    "/openrlhf": Protocol("openrlhf", parse_openrlhf, format_openrlhf),
-    "/slime": Protocol("slime", parse_slime, format_slime),
-    "/nemo_gym/verify": Protocol("nemo_gym", parse_nemo_gym, format_nemo_gym),
+    "/v1/score": Protocol("native", parse_native, _body_only(format_native)),
+    "/openrlhf": Protocol("openrlhf", parse_openrlhf, _body_only(format_openrlhf)),
+    "/slime": Protocol("slime", parse_slime, answer_slime),
+    "/nemo_gym/verify": Protocol("nemo_gym", parse_nemo_gym, _body_only(format_nemo_gym)),
 }
