@@ -15,13 +15,14 @@ from typing import Any
 
 from aiohttp import web
 
+from ..config import OnError
 from ..errors import RewardError
 from ..results import BatchResult, Provenance, finite
 from .auth import token_matches
 from .batching import BatchQueue, QueueFull
 from .metrics import CONTENT_TYPE, Metrics
 from .pool import PoolKeeper, PoolUnavailable
-from .protocols import PROTOCOLS, BadRequest, Parsed, Protocol, parse_seed_session, provenance_json
+from .protocols import BadRequest, Parsed, Protocol, parse_seed_session, protocols_for, provenance_json
 from .settings import ServeSettings
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -37,8 +38,8 @@ DRAINING = web.AppKey("draining", list)  # non-empty once SIGTERM arrived
 
 
 def build_app(settings: ServeSettings, keeper: PoolKeeper, metrics: Metrics,
-              provenance: Provenance) -> web.Application:
-    """The application for one reward pool."""
+              provenance: Provenance, on_error: OnError = "score") -> web.Application:
+    """The application for one reward pool (whose section says ``on_error``)."""
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[_count_requests, _require_token])
     queue = BatchQueue(lambda samples: keeper.score(samples, POOL_WAIT_S), metrics,
@@ -50,7 +51,7 @@ def build_app(settings: ServeSettings, keeper: PoolKeeper, metrics: Metrics,
     app.router.add_get("/metrics", _metrics)
     app.router.add_get("/v1/info", _info)
     app.router.add_post("/seed_session", _seed_session)
-    for path, protocol in PROTOCOLS.items():
+    for path, protocol in protocols_for(on_error).items():
         app.router.add_post(path, _scoring_handler(protocol))
     return app
 

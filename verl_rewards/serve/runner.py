@@ -54,7 +54,7 @@ async def _serve(settings: ServeSettings, spec: RewardSpec, config: RewardConfig
     metrics = Metrics()
     describe = describe_pool(config, settings.shared_pool)
     keeper = PoolKeeper(backend_factory(spec, config, settings.shared_pool), metrics, describe)
-    app = build_app(settings, keeper, metrics, Provenance.of(spec))
+    app = build_app(settings, keeper, metrics, Provenance.of(spec), config.on_error)
     runner = web.AppRunner(app, handle_signals=False, access_log=None,
                            shutdown_timeout=settings.drain_timeout_s)
     await runner.setup()
