@@ -226,6 +226,12 @@ def protocols_for(on_error: OnError, env: Mapping[str, str] | None = None) -> di
             for path, p in protocols.items()}
 
 
+def refused_endpoints(on_error: OnError) -> list[str]:
+    """The endpoints that answer every request 409 under ``on_error`` (for the start-up message)."""
+    return [path for path, p in protocols_for("score", {}).items()
+            if on_error == "skip" and SKIP_POLICY[p.host].policy == "refuse"]
+
+
 def _refusing(protocol: Protocol) -> Protocol:
     message = refusal(protocol.host)
 

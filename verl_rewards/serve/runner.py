@@ -23,6 +23,7 @@ from ..spec import RewardSpec
 from .app import DRAINING, QUEUE, build_app
 from .metrics import Metrics
 from .pool import Backend, OwnPool, PoolKeeper, SharedPool
+from .protocols import refused_endpoints
 from .settings import ServeSettings
 
 log = logging.getLogger("verl_rewards.serve")
@@ -72,6 +73,9 @@ async def _serve(settings: ServeSettings, spec: RewardSpec, config: RewardConfig
             shown = f"[{host}]" if ":" in host else host
             say(f"verl-rewards serve: {spec.display_name} on {describe}; "
                 f"listening on http://{shown}:{port}{' (token required)' if settings.token else ''}")
+        if refused := refused_endpoints(config.on_error):
+            say(f"verl-rewards serve: on_error=skip: {', '.join(refused)} answer every request 409 "
+                f"(their trainers cannot leave one sample out; see docs/skip.md)")
         await stop.wait()
         app[DRAINING].append(True)
         say(f"verl-rewards serve: stopping; finishing {app[QUEUE].depth} sample(s) in flight")
