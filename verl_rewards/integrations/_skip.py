@@ -13,7 +13,7 @@ from ..errors import ConfigError
 from ..results import BatchResult
 
 __all__ = ["HOSTS", "TRAINABLE_KEY", "HostSkip", "Policy", "check_skip", "markdown_table",
-           "refusal", "trainable_flags", "trl_scores", "verl_leaves_out_failed_sessions"]
+           "refusal", "trl_scores", "verl_leaves_out_failed_sessions"]
 
 # refuse: the host cannot leave one sample out, so skip is an error naming what to use;
 # honour: the failed sample reaches the host marked as such, and the host leaves it out;
@@ -160,12 +160,6 @@ def trl_scores(result: BatchResult, on_error: str) -> list[float | None]:
     if on_error != "skip":
         return list(result.scores)
     return [s if ok else None for s, ok in zip(result.scores, result.trainable)]
-
-
-def trainable_flags(result: BatchResult) -> list[float]:
-    """Per sample, 1.0 when the reward scored it and 0.0 when it failed: a float, so verl
-    can average it into its metrics and read it as a filter metric."""
-    return [1.0 if ok else 0.0 for ok in result.trainable]
 
 
 def verl_leaves_out_failed_sessions(config: Any) -> bool:
