@@ -550,3 +550,27 @@ def test_with_on_error_raise_a_failed_sample_is_a_500_naming_it(start, stop_serv
     assert body["error"].startswith("reward faulty (verl-rewards-testkit")
     assert "failed on sample 1: RuntimeError: the reward raised on purpose" in body["error"]
     assert healthy[0] == 200 and healthy[2]["scores"] == [1.0]
+
+
+def test_with_on_error_skip_each_endpoint_does_what_its_host_can(start, stop_serve):
+    server = start("reward.plugin=faulty", "reward.executor=local", "--dev", "reward.on_error=skip")
+    nemo = {"responses_create_params": {"input": "What is 6 x 7?"}, "expected_answer": "42",
+            "response": {"output": [{"type": "message", "role": "assistant",
+                                     "content": [{"type": "output_text", "text": "raise"}]}]}}
+    try:
+        masked = call(server, "POST", "/nemo_gym/verify", nemo, token=None)
+        native = call(server, "POST", "/v1/score", {"samples": [ROW, {**ROW, "solution_str": "raise"}]},
+                      token=None)
+        slime = call(server, "POST", "/slime", {"prompt": "p", "response": "42", "label": "42"}, token=None)
+        openrlhf = call(server, "POST", "/openrlhf", {"query": ["p 42"], "prompts": ["p"], "labels": ["42"]},
+                        token=None)
+    finally:
+        assert stop_serve(server) == 0
+    assert masked[0] == 200
+    assert (masked[2]["mask_sample"], masked[2]["failure_kind"]) == (True, "verifier_error")
+    assert native[0] == 200 and native[2]["statuses"] == ["ok", "failed"]
+    assert (slime[0], openrlhf[0]) == (409, 409)
+    assert slime[2]["error"].startswith("on_error: skip is refused in verl-rewards serve POST /slime: ")
+    assert "Use the slime adapter (--custom-rm-path" in slime[2]["error"]
+    assert openrlhf[2]["error"].startswith("on_error: skip is refused in verl-rewards serve POST /openrlhf")
+    assert any("on_error=skip: /openrlhf, /slime answer every request 409" in line for line in server.lines)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from verl_rewards.errors import ConfigError
+from verl_rewards.integrations._skip import refusal
 from verl_rewards.results import BatchResult, Provenance
 from verl_rewards.samples import Sample
 from verl_rewards.serve.protocols import (
@@ -19,6 +21,7 @@ from verl_rewards.serve.protocols import (
     parse_openrlhf,
     parse_seed_session,
     parse_slime,
+    protocols_for,
     provenance_json,
 )
 
@@ -192,3 +195,42 @@ def test_slime_says_a_failed_sample_in_headers_beside_the_bare_number():
                                                    "X-Verl-Rewards-Error": "RuntimeError: bad line two"})
     assert slime.format(parsed, _result([1.0])) == (1.0, {})
     assert PROTOCOLS["/v1/score"].format(Parsed([Sample("d", "x", "1")]), _result([1.0])).headers == {}
+
+
+# -- on_error: skip per endpoint (integrations/_skip.py) ---------------------------------
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/openrlhf", {"query": ["q a"], "prompts": ["q "], "labels": ["a"]}),
+    ("/slime", {"prompt": "p", "response": "4", "label": "4"}),
+])
+def test_under_skip_an_endpoint_whose_host_cannot_drop_a_sample_answers_409_naming_why(path, body):
+    protocol = protocols_for("skip", {})[path]
+    with pytest.raises(BadRequest) as refused:
+        protocol.parse(body, None)
+    assert (refused.value.status, refused.value.message) == (409, refusal(protocol.host))
+    assert protocols_for("score", {})[path].parse(body, None).samples  # served otherwise
+
+
+def test_nemo_gym_under_skip_masks_a_failed_sample_with_nemo_gyms_own_flag():
+    protocol = protocols_for("skip", {})["/nemo_gym/verify"]
+    parsed = protocol.parse(NEMO_REQUEST, None)
+    failed = protocol.format(parsed, _result([0.0], ["timeout"], ["SampleTimeout: exceeded timeout_s=3"])).body
+    assert (failed["mask_sample"], failed["failure_kind"], failed["failure_reason"]) == (
+        True, "verifier_error", "SampleTimeout: exceeded timeout_s=3")
+    assert "mask_sample" not in protocol.format(parsed, _result([1.0])).body
+
+
+def test_nemo_gym_under_score_names_the_failure_but_keeps_the_sample():
+    protocol = protocols_for("score", {})["/nemo_gym/verify"]
+    answer = protocol.format(protocol.parse(NEMO_REQUEST, None),
+                             _result([0.0], ["failed"], ["RuntimeError: boom"])).body
+    assert "mask_sample" not in answer and answer["failure_kind"] == "verifier_error"
+
+
+def test_openrlhf_strips_the_end_markers_verl_rewards_strip_names_as_the_reward_file_does():
+    body = {"query": ["q 7</s><pad>"], "prompts": ["q"], "labels": ["7"]}
+    protocol = protocols_for("score", {"VERL_REWARDS_STRIP": '["<pad>", "</s>"]'})["/openrlhf"]
+    assert protocol.parse(body, None).samples[0].solution_str == " 7"
+    with pytest.raises(ConfigError, match="VERL_REWARDS_STRIP must be a JSON list of strings"):
+        protocols_for("score", {"VERL_REWARDS_STRIP": '"</s>"'})

@@ -22,6 +22,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
+from ..config import OnError
 from ..errors import BadRequest, QueueFull, RewardError, ServiceStopping
 from ..results import BatchResult, Provenance, finite
 from .admission import ByteBudget, Held
@@ -29,7 +30,7 @@ from .auth import token_matches
 from .batching import BatchQueue
 from .metrics import CONTENT_TYPE, Metrics
 from .pool import PoolKeeper, PoolUnavailable
-from .protocols import PROTOCOLS, Parsed, Protocol, parse_seed_session, provenance_json
+from .protocols import Parsed, Protocol, parse_seed_session, protocols_for, provenance_json
 from .settings import MIB, ServeSettings
 
 log = logging.getLogger("verl_rewards.serve")
@@ -51,9 +52,9 @@ DRAINING = web.AppKey("draining", list)  # non-empty once SIGTERM arrived
 
 
 def build_app(settings: ServeSettings, keeper: PoolKeeper, metrics: Metrics,
-              provenance: Provenance) -> web.Application:
-    """The application for one reward pool; the pool starts with the application
-    (``AppRunner.setup``) and closes with it (``AppRunner.cleanup``)."""
+              provenance: Provenance, on_error: OnError = "score") -> web.Application:
+    """The application for one reward pool (whose section says ``on_error``); the pool
+    starts with the application (``AppRunner.setup``) and closes with it (``AppRunner.cleanup``)."""
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[_count_requests, _errors, _require_token])
     queue = BatchQueue(lambda samples: keeper.score(samples, POOL_WAIT_S), metrics,
@@ -67,7 +68,7 @@ def build_app(settings: ServeSettings, keeper: PoolKeeper, metrics: Metrics,
     app.router.add_get("/metrics", _metrics)
     app.router.add_get("/v1/info", _info)
     app.router.add_post("/seed_session", _seed_session)
-    for path, protocol in PROTOCOLS.items():
+    for path, protocol in protocols_for(on_error).items():
         app.router.add_post(path, _scoring_handler(protocol))
     return app
 

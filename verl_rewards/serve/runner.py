@@ -26,6 +26,7 @@ from ..scorer import Scorer
 from .app import DRAINING, QUEUE, build_app
 from .metrics import Metrics
 from .pool import Backend, OwnPool, PoolKeeper, SharedPool
+from .protocols import refused_endpoints
 from .settings import ServeSettings
 
 log = logging.getLogger("verl_rewards.serve")
@@ -75,7 +76,7 @@ async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], N
     metrics = Metrics()
     describe = describe_pool(scorer.config, settings.shared_pool)
     keeper = PoolKeeper(backend_factory(scorer, settings.shared_pool), metrics, describe)
-    app = build_app(settings, keeper, metrics, Provenance.of(scorer.ref))
+    app = build_app(settings, keeper, metrics, Provenance.of(scorer.ref), scorer.config.on_error)
     runner = web.AppRunner(app, handle_signals=False, access_log=None, logger=http_log,
                            shutdown_timeout=settings.drain_timeout_s)
     http_log.addFilter(_one_line_for_malformed_requests)
@@ -89,6 +90,9 @@ async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], N
             shown = f"[{host}]" if ":" in host else host
             say(f"verl-rewards serve: {scorer.ref.display_name} on {describe}; "
                 f"listening on http://{shown}:{port}{' (token required)' if settings.token else ''}")
+        if refused := refused_endpoints(scorer.config.on_error):
+            say(f"verl-rewards serve: on_error=skip: {', '.join(refused)} answer every request 409 "
+                f"(their trainers cannot leave one sample out; see docs/skip.md)")
         await stop.wait()
         app[DRAINING].append(True)
         say(f"verl-rewards serve: stopping; finishing {app[QUEUE].depth} sample(s) in flight")
