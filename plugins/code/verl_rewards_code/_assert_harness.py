@@ -7,7 +7,8 @@ and a per-run nonce. The harness reads the first part, makes itself
 non-dumpable and forks the *program process*, which replaces its stdin by
 ``/dev/null`` and its stdout by its stderr, closes every other descriptor but
 its two pipes, runs the program (as ``__main__``; a call test's as
-``solution``, after the evaluators' prelude of imports) and then only answers
+``solution``, with the evaluators' prelude of imports among its builtins)
+and then only answers
 requests: "your global ``add``", "call that with ``(1, 2)``", "attribute
 ``pop`` of that", "``iter``/``next``/``len`` of that".
 

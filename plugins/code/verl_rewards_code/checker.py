@@ -34,7 +34,7 @@ from .spec import Checker
 MIB = 1024 * 1024
 # testlib's exit codes (and CMS's: 0 with the score on stdout)
 _ACCEPTED, _WRONG, _PRESENTATION, _POINTS = 0, 1, 2, 7
-_COMPILE_LIMITS = Limits(timeout_s=60.0, memory_mb=2048, max_processes=8, disk_mb=128)
+_COMPILE_LIMITS = Limits(timeout_s=30.0, memory_mb=2048, max_processes=8, disk_mb=128)
 _compile_lock = threading.Lock()
 
 
@@ -126,13 +126,17 @@ def _excerpt(text: str) -> str:
     return repr(text[:80] + ("..." if len(text) > 80 else ""))
 
 
-def compiled(source: str, sandbox: Sandbox) -> str:
-    """A C++ checker compiled in the sandbox (base64), once per process, source and interpreter."""
+def compiled(source: str, sandbox: Sandbox, timeout_s: float | None = None) -> str:
+    """A C++ checker compiled in the sandbox (base64), once per process, source
+    and sandbox; within ``timeout_s`` (at most 30 s)."""
     key = (hashlib.sha256(source.encode("utf-8")).hexdigest(), sandbox)
     with _compile_lock:
         cached = _COMPILED.get(key)
         if cached is None:
-            cached = _compile(source, sandbox)
+            limits = _COMPILE_LIMITS
+            if timeout_s is not None and timeout_s < limits.timeout_s:
+                limits = replace(limits, timeout_s=timeout_s)
+            cached = _compile(source, sandbox, limits)
             if len(_COMPILED) >= _COMPILED_KEPT:
                 del _COMPILED[next(iter(_COMPILED))]
             _COMPILED[key] = cached
@@ -143,8 +147,8 @@ _COMPILED: dict[tuple[str, Sandbox], str] = {}
 _COMPILED_KEPT = 64
 
 
-def _compile(source: str, sandbox: Sandbox) -> str:
-    result = sandbox.run(runner_source(), json.dumps({"compile": source}), _COMPILE_LIMITS)
+def _compile(source: str, sandbox: Sandbox, limits: Limits) -> str:
+    result = sandbox.run(runner_source(), json.dumps({"compile": source}), limits)
     if result.ok and result.stdout:
         return result.stdout
     why = "timed out" if result.timed_out else result.setup_error or f"exit status {result.exit_code}"

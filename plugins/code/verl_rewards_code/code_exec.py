@@ -43,6 +43,11 @@ _TWO_TESTS = json.dumps({"inputs": ["1 2\n", "3 0\n"], "outputs": ["3\n", "3\n"]
         ),
         Example(solution_str=_SUB, ground_truth=_TWO_TESTS, expected=0.0, kwargs={"all_or_nothing": True}),
         Example(
+            solution_str="```python\nclass Solution:\n    def add(self, a: int, b: int) -> int:\n        return a + b\n```",
+            ground_truth=json.dumps({"fn_name": "add", "inputs": ["1\n2", "[3]\n[4]"], "outputs": ["3", "[3, 4]"]}),
+            expected=1.0,
+        ),
+        Example(
             solution_str="```python\nwhile True:\n    pass\n```",
             ground_truth=_TWO_TESTS,
             expected=0.0,
@@ -94,12 +99,14 @@ def compute_score(
     code = extract_code(solution_str)
     sandbox = Sandbox.resolve(isolation, python)
     judge = Judge(code, sandbox, limits, problem.checker, checker_timeout_s)
+    deadline = started + _budget_s(time_budget_s, judge)
+    judge.prepare(deadline - time.monotonic(), STARTUP_GRACE_S)
     verdicts = judge_tests(
         judge,
         problem.tests,
         stop_on_first_failure=stop_on_first_failure or all_or_nothing,
-        deadline=started + _budget_s(time_budget_s, judge),
-        parallel_tests=default_parallel_tests() if parallel_tests is None else parallel_tests,
+        deadline=deadline,
+        parallel_tests=_parallel(parallel_tests),
     )
     statuses = [v.status for v in verdicts]
     passed = statuses.count("pass")
@@ -142,6 +149,14 @@ def _budget_s(time_budget_s: float | None, judge: Judge) -> float:
             f"time budget of {budget:g} s: lower timeout_s, or raise time_budget_s (and reward.timeout_s above it)"
         )
     return budget
+
+
+def _parallel(parallel_tests: int | None) -> int:
+    if parallel_tests is None:
+        return default_parallel_tests()
+    if parallel_tests < 1:
+        raise ValueError(f"parallel_tests must be at least 1, not {parallel_tests!r}")
+    return parallel_tests
 
 
 def default_parallel_tests() -> int:

@@ -37,6 +37,16 @@ class Judge(NamedTuple):
         limits = checkers.checker_limits(self.limits, self.checker_timeout_s, files)
         return _scored(checkers.check(self.checker, self.sandbox, limits, files))
 
+    def prepare(self, seconds_left: float, startup_s: float) -> None:
+        """Compile a C++ checker now (once per process), in the time the tests
+        leave: its compile counts against the sample's budget, before any test."""
+        if self.checker is None or self.checker.language != "cpp":
+            return
+        spare = seconds_left - self.worst_case_s(startup_s) - startup_s
+        if spare <= 0:
+            raise ValueError(f"no time is left to compile the problem's C++ checker ({seconds_left:g} s left)")
+        checkers.compiled(self.checker.source, self.sandbox, spare)
+
     def worst_case_s(self, startup_s: float) -> float:
         """The longest one test may take: the program's run and the checker's, each with its start-up."""
         program = self.limits.timeout_s + startup_s
