@@ -43,11 +43,6 @@ _TWO_TESTS = json.dumps({"inputs": ["1 2\n", "3 0\n"], "outputs": ["3\n", "3\n"]
         ),
         Example(solution_str=_SUB, ground_truth=_TWO_TESTS, expected=0.0, kwargs={"all_or_nothing": True}),
         Example(
-            solution_str="```python\nclass Solution:\n    def add(self, a: int, b: int) -> int:\n        return a + b\n```",
-            ground_truth=json.dumps({"fn_name": "add", "inputs": ["1\n2", "[3]\n[4]"], "outputs": ["3", "[3, 4]"]}),
-            expected=1.0,
-        ),
-        Example(
             solution_str="```python\nwhile True:\n    pass\n```",
             ground_truth=_TWO_TESTS,
             expected=0.0,
