@@ -52,6 +52,11 @@ def test_a_checker_is_read_with_the_tests() -> None:
     problem = parse_problem(truth())
     assert problem.checker == Checker("python", textwrap.dedent(SUM_CHECKER))
     assert len(problem.tests) == 2 and parse_problem(SUM).checker is None
+    # With a checker, the expected outputs may be left out.
+    alone = parse_problem({"inputs": ["4\n"], "checker": {"source": "pass"}})
+    assert [t.expected for t in alone.tests] == [""] and alone.checker == Checker("python", "pass")
+    with pytest.raises(ValueError, match="1 inputs but 0 outputs"):
+        parse_problem({"inputs": ["4\n"]})
 
 
 @pytest.mark.parametrize(

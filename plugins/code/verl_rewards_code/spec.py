@@ -59,18 +59,21 @@ def parse_problem(ground_truth: str | bytes | Mapping[str, Any]) -> Problem:
     Raises ``ValueError`` when the ground truth is malformed or holds no test.
     """
     spec = _load(ground_truth)
+    checker = _checker(spec.get("checker"))
     fn_name = spec.get("fn_name")
     if fn_name:
         tests = _call_tests(spec, fn_name)
     else:
         inputs = _list_of_text(spec, "inputs")
         outputs = _list_of_text(spec, "outputs")
+        if checker is not None and not outputs:
+            outputs = [""] * len(inputs)  # a checker may judge without expected outputs
         _same_length(inputs, outputs)
         tests = [ProgramTest(stdin, expected) for stdin, expected in zip(inputs, outputs)]
     tests += [ProgramTest("", None, line) for line in _list_of_text(spec, "asserts")]
     if not tests:
         raise ValueError("ground truth holds no test: expected 'inputs'/'outputs' or 'asserts'")
-    return Problem(tests, _checker(spec.get("checker")))
+    return Problem(tests, checker)
 
 
 def _load(ground_truth: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
