@@ -72,14 +72,14 @@ def test_a_finding_accepted_on_the_command_line_passes_and_json_lists_it(capsys:
         "plugin": "declared_attack", "passed": True, "findings": [], "accepted": [{
             "check": "hack", "probe": "declared adversarial example 1",
             "detail": "'\\\\boxed{42.001}' scored 1 (at most 0 declared)",
-            "reason": "accepted on the command line (--accept)"}]}
+            "reason": "--accept on the command line"}]}
 
 
 def test_the_report_lists_accepted_findings_with_their_reason_and_unmatched_acceptances(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", "tolerant", "--accept", "no such probe"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert "  note: accepted 'no such probe' (accepted on the command line (--accept)), but the audit " \
+    assert "  note: accepted 'no such probe' (--accept on the command line), but the audit " \
            "found nothing by that name" in out
     assert out[-3:-1] == [
         "accepted 1 finding(s) as deliberate:",

@@ -223,13 +223,7 @@ def _stop(process: subprocess.Popen[bytes], contained: bool) -> None:
     kills the rest, and ``unshare`` exits once the namespace is empty. Then the process
     group: while ``unshare`` is unreaped, or a member lives, its id cannot have been reused."""
     if contained and process.returncode is None:
-        for pidfd in _child_pidfds(process.pid):
-            try:
-                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-            except OSError:
-                pass  # exited meanwhile
-            finally:
-                os.close(pidfd)
+        _kill_runner(process.pid)
         _wait_unreaped(process.pid, STOP_GRACE_S)
     if process.returncode is None or not contained:  # without a namespace, helpers in its group
         try:
@@ -241,27 +235,22 @@ def _stop(process: subprocess.Popen[bytes], contained: bool) -> None:
         process.stdout.close()
 
 
-def _child_pidfds(pid: int) -> list[int]:
-    """Pidfds of ``pid``'s children; a child is kept only if still listed after its pidfd
-    was opened (so the pidfd cannot hold a reused pid)."""
-    listing = Path(f"/proc/{pid}/task/{pid}/children")
-    opened = []
+def _kill_runner(unshare: int) -> None:
+    """SIGKILL ``unshare``'s one child (the namespace's first process) through a pidfd opened
+    while it was still listed as that child, so a reused pid is never signalled."""
+    listing = Path(f"/proc/{unshare}/task/{unshare}/children")
     try:
-        for child in [int(c) for c in listing.read_text().split()]:
-            try:
-                opened.append((child, os.pidfd_open(child)))
-            except OSError:
-                continue  # already gone
-        still = {int(c) for c in listing.read_text().split()}
+        (child,) = listing.read_text().split()
+        pidfd = os.pidfd_open(int(child))
     except (OSError, ValueError):
-        still = set()
-    kept = []
-    for child, fd in opened:
-        if child in still:
-            kept.append(fd)
-        else:
-            os.close(fd)
-    return kept
+        return  # gone already (or not started)
+    try:
+        if listing.read_text().split() == [child]:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except OSError:
+        pass  # exited meanwhile
+    finally:
+        os.close(pidfd)
 
 
 def _wait_unreaped(pid: int, timeout_s: float) -> None:

@@ -27,7 +27,7 @@ THREADS: Final = 4
 ControlsFn = Callable[[Example], tuple[str, str]]
 ProbesFn = Callable[[int, Example], list[Probe]]
 AGAIN, THREADED, FRESH = "again in the same process", f"in {THREADS} threads at once", "in a fresh process"
-ON_COMMAND_LINE = "accepted on the command line (--accept)"
+ON_COMMAND_LINE = "--accept on the command line"
 ATTACKS: Final[Mapping[str, tuple[ControlsFn, ProbesFn]]] = {
     "math": (attacks_math.controls, attacks_math.probes),
     "code": (attacks_code.controls, attacks_code.probes),
