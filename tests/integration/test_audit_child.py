@@ -3,6 +3,7 @@ only its own step (real faults, from the testkit's ``faulty`` reward)."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -88,3 +89,19 @@ def test_a_reward_closing_its_inherited_descriptors_is_a_failed_step_not_a_crash
     if not contained:
         assert "does the reward close file descriptors it did not open?" in answers.failures[0].detail
     assert {k: v[0][0].score for k, v in answers.runs.items()} == {0: 1.0, 2: 1.0}
+
+
+def test_a_cancelled_run_stops_at_once_and_its_scoring_process_with_it(testkit: object) -> None:
+    cancel = threading.Event()
+    got: list[child.Answers] = []
+    steps = [_step(0, "c_sleep"), _step(1, "42"), _step(2, "42")]  # stuck in C for 1000 s first
+    worker = threading.Thread(target=lambda: got.append(run_steps("verl-rewards-testkit:faulty", steps, 30.0,
+                                                                  cancel=cancel)))
+    worker.start()
+    cancel.set()
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    (answers,) = got
+    assert answers.runs == {}
+    assert [(f.step, f.reason, f.detail) for f in answers.failures] == [
+        (i, "error", "not run: the audit was interrupted") for i in range(3)]

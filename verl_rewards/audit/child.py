@@ -43,6 +43,7 @@ EXIT_GRACE_S: Final = 5.0  # a process whose answers ended should have exited by
 STOP_GRACE_S: Final = 10.0  # for the kernel to empty a killed process's namespace
 CANCEL_POLL_S: Final = 0.25
 _NAMESPACE: Final = ("--pid", "--fork", "--kill-child")
+INTERRUPTED: Final = "not run: the audit was interrupted"
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,9 @@ def run_steps(plugin: str, steps: Sequence[Step], timeout_s: float, grace_s: flo
         answers.failures.append(failure)
         done = {f.step for f in answers.failures}
         remaining = [s for s in remaining if s.id not in answers.runs and s.id not in done]
+        if cancel is not None and cancel.is_set():
+            answers.failures += [StepFailure(s.id, "error", INTERRUPTED) for s in remaining]
+            break
     else:
         for step in remaining:
             answers.failures.append(StepFailure(step.id, "error", "not run: the scoring process "
@@ -167,7 +171,7 @@ def _collect(process: subprocess.Popen[bytes], job: Mapping[str, Any], steps: Se
         line = _next_line(lines, allowed, cancel)
         if line is None:
             if cancel is not None and cancel.is_set():
-                return StepFailure(step.id, "error", "not run: the audit was interrupted")
+                return StepFailure(step.id, "error", INTERRUPTED)
             return StepFailure(step.id, "stuck", f"no answer within {allowed:.0f} s")
         if not line:
             return _ended(process, step, stderr)
