@@ -58,7 +58,8 @@ class Step:
 
 @dataclass(frozen=True)
 class StepFailure:
-    """A step that got no answer: it overran its deadline, the process died, or it could not start."""
+    """A step that got no answer: it overran its deadline, the process died or stopped answering,
+    or the step could not start."""
 
     step: int
     reason: Literal["stuck", "died", "silent", "error"]

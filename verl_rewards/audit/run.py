@@ -97,10 +97,10 @@ def _run(plugin: str, plan: _Plan, timeout: float) -> tuple[Answers, Answers, An
                  for steps in (plan.fresh_steps, plan.timing_steps)]
         try:
             main = run_steps(plugin, plan.steps, timeout, cancel=cancel)
+            fresh, timing = (f.result() for f in later)
         except BaseException:
             cancel.set()
             raise
-        fresh, timing = (f.result() for f in later)
     return main, fresh, timing
 
 
