@@ -35,10 +35,15 @@ class RunRecord:
     config: Mapping[str, Any]
 
     @classmethod
-    def of(cls, source: Path, provenance: object, config: object) -> RunRecord:
-        """The record of scoring ``source`` with a scorer's ``provenance`` and ``config``."""
+    def of(cls, source: Path, provenance: object, config: object,
+           columns: Mapping[str, str] | None = None) -> RunRecord:
+        """The record of scoring ``source`` (read through ``--columns``, if given) with a
+        scorer's ``provenance`` and ``config``."""
         scoring = {k: v for k, v in _plain(config).items() if k not in _EXECUTION_KEYS | _CHOICE_KEYS}
-        return cls(_input_identity(source), _plain(provenance), scoring)
+        identity = _input_identity(source)
+        if columns:
+            identity["columns"] = dict(sorted(columns.items()))
+        return cls(identity, _plain(provenance), scoring)
 
     def to_json(self) -> str:
         """The record as the JSON text stored beside the output."""
@@ -93,6 +98,9 @@ def _differences(then: RunRecord, now: RunRecord) -> list[str]:
     if then.input.get("sha256") != now.input.get("sha256"):
         found.append(f"its rows came from another input ({_describe_input(then.input)}; now "
                      f"{_describe_input(now.input)})")
+    if then.input.get("columns") != now.input.get("columns"):
+        found.append(f"its rows were read with --columns {_show_columns(then.input)}, now "
+                     f"{_show_columns(now.input)}")
     if _reward_key(then.reward) != _reward_key(now.reward):
         found.append(f"its rows were scored by another reward ({_describe_reward(then.reward)}; "
                      f"now {_describe_reward(now.reward)})")
@@ -132,6 +140,11 @@ def _input_identity(source: Path) -> dict[str, Any]:
 def _describe_input(identity: Mapping[str, Any]) -> str:
     digest = identity.get("sha256")
     return f"{identity.get('file')}, sha256 {digest[:12]}" if digest else str(identity.get("file"))
+
+
+def _show_columns(identity: Mapping[str, Any]) -> str:
+    columns = identity.get("columns") or {}
+    return ",".join(f"{k}={v}" for k, v in columns.items()) or "(none)"
 
 
 def _show(value: Any) -> str:
