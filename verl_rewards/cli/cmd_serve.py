@@ -47,8 +47,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drain-timeout", type=float, default=300.0, metavar="S",
                         help="on SIGTERM, how long in-flight requests may still take (default 300)")
     parser.add_argument("--shared-pool", action="store_true",
-                        help="score on the Ray cluster's shared pool for this reward: every serve "
-                             "front end joined to the cluster with the same config uses one pool")
+                        help="score on the Ray cluster's shared pool for this reward (sets "
+                             "reward.share_pool=cluster): every serve front end joined to the "
+                             "cluster with the same reward section uses one pool")
     parser.add_argument("--data-source", metavar="NAME",
                         help="data_source of samples from protocols that carry none (default: "
                              "openrlhf, slime, nemo_gym)")
@@ -69,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
     token = load_token(args.token_file)
     check_bind(args.host, token)
-    scorer = _scorer(args.config, args.overrides)  # validated, nothing started
+    # --shared-pool is reward.share_pool=cluster: one pool per Ray cluster for this section
+    overrides = [*args.overrides, "reward.share_pool=cluster"] if args.shared_pool else args.overrides
+    scorer = _scorer(args.config, overrides)  # validated, nothing started
     if args.shared_pool and scorer.config.executor == "local":
         raise UsageError("--shared-pool needs reward.executor=ray (a local executor runs in "
                          "this process and cannot be shared)")
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         host=args.host, port=args.port, token=token,
         max_body_bytes=int(args.max_body_mb * 1024 * 1024), max_samples=args.max_samples,
         max_queue=args.max_queue, max_batch=args.max_batch, drain_timeout_s=args.drain_timeout,
-        shared_pool=args.shared_pool, data_source=args.data_source,
+        data_source=args.data_source,
     )
     return serve(settings, scorer.ref, scorer.config, print_line)
 

@@ -52,11 +52,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> NoReturn:
     """Entry point of the ``verl-rewards`` console script and ``python -m verl_rewards``."""
+    from .output import show_library_logs
+
     argv = sys.argv[1:]
     if not {"-v", "--verbose"} & set(argv):
         from ..executors.quiet_ray import quiet_ray_startup
 
         quiet_ray_startup()
+    show_library_logs()
     code = main(argv)
     _exit_despite_stray_threads(code)
     raise SystemExit(code)

@@ -16,12 +16,14 @@ from typing import Any
 from aiohttp import web
 
 from ..errors import RewardError
-from ..results import BatchResult, Provenance, finite
+from ..results import BatchResult, Provenance
+from ..spec import ScoreIdentity
+from ..wire import dumps, plain, provenance_to_json
 from .auth import token_matches
 from .batching import BatchQueue, QueueFull
 from .metrics import CONTENT_TYPE, Metrics
 from .pool import PoolKeeper, PoolUnavailable
-from .protocols import PROTOCOLS, BadRequest, Parsed, Protocol, parse_seed_session, provenance_json
+from .protocols import PROTOCOLS, BadRequest, Parsed, Protocol, parse_seed_session
 from .settings import ServeSettings
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -33,18 +35,19 @@ KEEPER = web.AppKey("keeper", PoolKeeper)
 QUEUE = web.AppKey("queue", BatchQueue)
 METRICS = web.AppKey("metrics", Metrics)
 PROVENANCE = web.AppKey("provenance", Provenance)
+IDENTITY = web.AppKey("identity", ScoreIdentity)
 DRAINING = web.AppKey("draining", list)  # non-empty once SIGTERM arrived
 
 
 def build_app(settings: ServeSettings, keeper: PoolKeeper, metrics: Metrics,
-              provenance: Provenance) -> web.Application:
-    """The application for one reward pool."""
+              provenance: Provenance, identity: ScoreIdentity) -> web.Application:
+    """The application for one reward pool (``identity``: what decides its scores)."""
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[_count_requests, _require_token])
-    queue = BatchQueue(lambda samples: keeper.score(samples, POOL_WAIT_S), metrics,
+    queue = BatchQueue(lambda batches: keeper.score_together(batches, POOL_WAIT_S), metrics,
                        settings.max_queue, settings.max_batch)
     app[SETTINGS], app[KEEPER], app[QUEUE], app[METRICS] = settings, keeper, queue, metrics
-    app[PROVENANCE], app[DRAINING] = provenance, []
+    app[PROVENANCE], app[IDENTITY], app[DRAINING] = provenance, identity, []
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
     app.router.add_get("/metrics", _metrics)
@@ -114,7 +117,8 @@ async def _metrics(request: web.Request) -> web.Response:
 async def _info(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     return web.json_response({
-        "provenance": provenance_json(request.app[PROVENANCE]),
+        "provenance": provenance_to_json(request.app[PROVENANCE]),
+        "score_identity": plain(request.app[IDENTITY]),
         "pool": request.app[KEEPER].describe,
         "limits": {"max_body_bytes": settings.max_body_bytes, "max_samples": settings.max_samples,
                    "max_queue": settings.max_queue},
@@ -216,10 +220,3 @@ async def _read_json(request: web.Request, allow_empty: bool = False) -> Any:
 def _json_error(message: str) -> str:
     return json.dumps({"error": message})
 
-
-def dumps(value: Any) -> str:
-    """JSON text; values JSON cannot hold (NaN in extra info, objects) become null or text."""
-    try:
-        return json.dumps(value, allow_nan=False, default=repr)
-    except ValueError:
-        return json.dumps(finite(value), default=repr)

@@ -7,14 +7,14 @@ formatter. Nothing a request sends chooses a plugin, a file or kwargs.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..errors import SampleError
 from ..integrations.openrlhf_reward import DEFAULT_STRIP, response_of
-from ..results import BatchResult, Provenance
+from ..results import BatchResult
 from ..samples import Sample, as_samples
+from ..wire import result_to_json
 
 
 class BadRequest(Exception):
@@ -75,18 +75,7 @@ def parse_native(body: Any, data_source: str | None) -> Parsed:
 
 
 def format_native(parsed: Parsed, result: BatchResult) -> dict[str, Any]:
-    return {"scores": result.scores, "errors": result.errors, "statuses": result.statuses,
-            "extra_info": result.extra_info, "provenance": provenance_json(result.provenance)}
-
-
-def provenance_json(provenance: Provenance) -> dict[str, Any]:
-    """A provenance record as JSON (a composite's components as objects)."""
-    plain = {f.name: getattr(provenance, f.name) for f in dataclasses.fields(provenance)
-             if f.name != "components"}
-    if provenance.components:
-        plain["components"] = [{"key": k, "weight": w, "provenance": provenance_json(p)}
-                               for k, w, p in provenance.components]
-    return plain
+    return result_to_json(result)
 
 
 # -- OpenRLHF 0.11: POST /openrlhf ------------------------------------------

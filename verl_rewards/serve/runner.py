@@ -19,28 +19,28 @@ from aiohttp import web
 from ..config import RewardConfig
 from ..errors import ConfigError
 from ..results import Provenance
-from ..spec import RewardSpec
+from ..scorer import Scorer
+from ..spec import RewardSpec, score_identity
 from .app import DRAINING, QUEUE, build_app
 from .metrics import Metrics
-from .pool import Backend, OwnPool, PoolKeeper, SharedPool
+from .pool import PoolKeeper
 from .settings import ServeSettings
 
 log = logging.getLogger("verl_rewards.serve")
 
 
-def describe_pool(config: RewardConfig, shared: bool) -> str:
+def describe_pool(config: RewardConfig) -> str:
     """One line for /readyz and the start-up message."""
     if config.executor == "local":
         return "local executor (in the server process)"
-    where = "the Ray cluster's shared pool" if shared else "its own pool"
+    where = {"cluster": "the Ray cluster's shared pool", "job": "this job's shared pool"}.get(
+        str(config.share_pool), "its own pool")
     return f"ray executor, {config.num_workers} workers ({where})"
 
 
-def backend_factory(spec: RewardSpec, config: RewardConfig, shared: bool) -> Callable[[], Backend]:
-    """How to build the pool (again, after a failure)."""
-    if shared:
-        return lambda: SharedPool(spec, config)
-    return lambda: OwnPool(spec, config)
+def scorer_factory(spec: RewardSpec, config: RewardConfig) -> Callable[[], Scorer]:
+    """How to build the service's scorer (again, after its pool failed), started."""
+    return lambda: Scorer(spec, config).start()
 
 
 def serve(settings: ServeSettings, spec: RewardSpec, config: RewardConfig,
@@ -52,9 +52,9 @@ def serve(settings: ServeSettings, spec: RewardSpec, config: RewardConfig,
 async def _serve(settings: ServeSettings, spec: RewardSpec, config: RewardConfig,
                  say: Callable[[str], None]) -> int:
     metrics = Metrics()
-    describe = describe_pool(config, settings.shared_pool)
-    keeper = PoolKeeper(backend_factory(spec, config, settings.shared_pool), metrics, describe)
-    app = build_app(settings, keeper, metrics, Provenance.of(spec))
+    describe = describe_pool(config)
+    keeper = PoolKeeper(scorer_factory(spec, config), metrics, describe)
+    app = build_app(settings, keeper, metrics, Provenance.of(spec), score_identity(spec, config))
     runner = web.AppRunner(app, handle_signals=False, access_log=None,
                            shutdown_timeout=settings.drain_timeout_s)
     await runner.setup()
