@@ -86,9 +86,11 @@ def spec_from_config(config: RewardConfig) -> RewardSpec:
 
 def identity_key(spec: RewardSpec, config: RewardConfig) -> str:
     """One key for "this reward, at this version or source, with this config", stable
-    across processes: it names a shared pool and keys every per-process scorer cache."""
-    text = json.dumps([[r.cache_key for r in refs_of(spec)], config.as_section()],
-                      sort_keys=True, default=repr)
+    across processes and whatever the order of the section's keys: it names a shared pool
+    and keys every per-process scorer cache."""
+    refs = ({c.key: c.ref.cache_key for c in spec.components} if isinstance(spec, CompositeRef)
+            else spec.cache_key)
+    text = json.dumps([refs, config.as_section()], sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -130,7 +129,7 @@ def test_a_client_of_another_reward_is_refused_as_a_config_error_naming_both(ser
     code, _ = _score(tmp_path, "plugin", "reward.plugin=exact_match", f"reward.remote_url={service.url}")
     error = capsys.readouterr().err
     assert code == 2
-    assert f"serves composite(correct=compute_score (file " in error
+    assert "serves composite(correct=compute_score (file " in error
     assert (f"but this config asks for exact_match ({testkit.label}) (and its reward.kwargs, "
             f"reward.rewards, reward.route differ): a score would not be") in error
 

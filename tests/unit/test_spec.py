@@ -150,6 +150,22 @@ def test_the_identity_key_changes_with_the_config_and_the_kwargs_and_is_stable(f
     assert Scorer.from_config(base).key == key and len(key) == 16
 
 
+def test_the_identity_key_and_so_the_shared_pools_name_ignore_the_order_of_the_sections_keys():
+    from verl_rewards.executors.shared_pool import host_name
+    from verl_rewards.spec import identity_key
+
+    one = load_config({"rewards": {"x": {"plugin": "exact_match", "kwargs": {"bonus": 0.5}},
+                                   "y": {"plugin": "faulty", "weight": 2}},
+                       "worker_resources": {"a": 1, "b": 2}, "share_pool": "cluster"})
+    other = load_config({"share_pool": "cluster", "worker_resources": {"b": 2, "a": 1},
+                         "rewards": {"y": {"weight": 2, "plugin": "faulty"},
+                                     "x": {"kwargs": {"bonus": 0.5}, "plugin": "exact_match"}}})
+    key = identity_key(spec_from_config(one), one)
+    assert identity_key(spec_from_config(other), other) == key
+    assert host_name("cluster", key, "01000000") == (f"verl_rewards_pool_{key}", "verl_rewards")
+    assert host_name("job", key, "01000000") == (f"verl_rewards_pool_01000000_{key}", None)
+
+
 # -- score_identity: what decides a score, read from the config's field roles ------------------
 
 TWO_FUNCTIONS = '''
