@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 import tempfile
@@ -23,23 +22,22 @@ def note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr)
 
 
-class _StderrHandler(logging.Handler):
-    """The library's warnings and errors as ``verl-rewards: warning: ...`` lines on stderr."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            print(f"verl-rewards: {record.levelname.lower()}: {self.format(record)}",
-                  file=sys.stderr, flush=True)
-        except Exception:  # noqa: BLE001 - logging's own contract: never raise from emit
-            self.handleError(record)
-
-
 def show_library_logs() -> None:
     """Show what verl-rewards logs while a command works (a service retried, a pool
-    replaced) on stderr, in the CLI's own form; once per process."""
+    replaced) on stderr as ``verl-rewards: warning: ...`` lines; once per process."""
+    import logging
+
+    class StderrHandler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                print(f"verl-rewards: {record.levelname.lower()}: {self.format(record)}",
+                      file=sys.stderr, flush=True)
+            except Exception:  # noqa: BLE001 - logging's own contract: never raise from emit
+                self.handleError(record)
+
     logger = logging.getLogger("verl_rewards")
-    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
-        logger.addHandler(_StderrHandler(logging.WARNING))
+    if not any(type(h).__name__ == "StderrHandler" for h in logger.handlers):
+        logger.addHandler(StderrHandler(logging.WARNING))
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
