@@ -493,14 +493,18 @@ def test_the_trl_adapter_points_at_the_service_with_remote_url(server, monkeypat
     assert func(prompts=["p", "p"], completions=["42", "41"], ground_truth=["42", "42"]) == [1.0, 0.0]
 
 
-def test_remote_url_refuses_a_service_of_another_reward(server, monkeypatch):
+def test_remote_url_refuses_a_service_of_another_reward_or_kwargs(server, monkeypatch):
     from verl_rewards import Scorer
-    from verl_rewards.errors import ExecutorError
+    from verl_rewards.remote import RemoteRewardMismatch
 
     monkeypatch.setenv("VERL_REWARDS_TOKEN", TOKEN)
     scorer = Scorer.from_config({"plugin": "batch_exact", "remote_url": server.url})
-    with pytest.raises(ExecutorError, match=r"serves exact_match \(verl-rewards-testkit .*asks for "
-                                            r"batch_exact \(verl-rewards-testkit"):
+    with pytest.raises(RemoteRewardMismatch, match=r"serves exact_match \(verl-rewards-testkit .*asks for "
+                                                   r"batch_exact \(verl-rewards-testkit"):
+        scorer.start()
+    scorer = Scorer.from_config({"plugin": "exact_match", "remote_url": server.url, "timeout_s": 5})
+    with pytest.raises(RemoteRewardMismatch, match=r"serves exact_match \(verl-rewards-testkit .*\) with "
+                                                   r"another reward.timeout_s than this config"):
         scorer.start()
 
 

@@ -225,29 +225,27 @@ def _served_openrlhf(section, env, body):
     from verl_rewards.results import Provenance
     from verl_rewards.serve.app import build_app
     from verl_rewards.serve.metrics import Metrics
-    from verl_rewards.serve.pool import OwnPool, PoolKeeper
+    from verl_rewards.scorer import Scorer
+    from verl_rewards.serve.pool import PoolKeeper
     from verl_rewards.serve.settings import ServeSettings
-    from verl_rewards.spec import spec_from_config
+    from verl_rewards.spec import score_identity, spec_from_config
 
     config = load_config({**section, "executor": "local"})
     spec = spec_from_config(config)
     metrics = Metrics()
-    keeper = PoolKeeper(lambda: OwnPool(spec, config), metrics, "local")
+    keeper = PoolKeeper(lambda: Scorer(spec, config).start(), metrics, "local")
     with pytest.MonkeyPatch.context() as patch:
         for name, value in env.items():
             patch.setenv(name, value)
-        app = build_app(ServeSettings(), keeper, metrics, Provenance.of(spec), config.on_error)
+        app = build_app(ServeSettings(), keeper, metrics, Provenance.of(spec), score_identity(spec, config),
+                        config.on_error)
 
     async def post():
-        keeper.start()
-        async with TestClient(TestServer(app)) as client:
+        async with TestClient(TestServer(app)) as client:  # the pool starts and stops with the app
             response = await client.post("/openrlhf", json=body)
             return response.status, await response.json()
 
-    try:
-        return asyncio.run(post())
-    finally:
-        keeper.close()
+    return asyncio.run(post())
 
 
 def test_the_file_and_the_endpoint_build_the_same_samples_and_scores(monkeypatch, reward_file):

@@ -22,7 +22,6 @@ from verl_rewards.serve.protocols import (
     parse_seed_session,
     parse_slime,
     protocols_for,
-    provenance_json,
 )
 
 PROVENANCE = Provenance("plugin", "exact_match", "exact_match (kit 1.0)", "kit", "1.0")
@@ -72,12 +71,6 @@ def test_native_answer_keeps_order_errors_statuses_extra_and_provenance():
         "provenance": {"kind": "plugin", "name": "exact_match", "display_name": "exact_match (kit 1.0)",
                        "dist": "kit", "version": "1.0", "path": None, "source_hash": None},
     }
-
-
-def test_a_composites_provenance_lists_its_components():
-    composite = Provenance("composite", "composite", "composite(a)", components=(("a", 0.5, PROVENANCE),))
-    assert provenance_json(composite)["components"] == [
-        {"key": "a", "weight": 0.5, "provenance": provenance_json(PROVENANCE)}]
 
 
 def test_openrlhf_scores_the_response_after_the_prompt_without_end_markers():

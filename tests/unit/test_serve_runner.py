@@ -50,7 +50,8 @@ def test_the_local_executor_needs_dev_mode_and_ray_does_not():
     check_pool(ServeSettings(dev=True), local)
     check_pool(ServeSettings(), load_config({"plugin": "exact_match", "executor": "ray"}))
     with pytest.raises(ConfigError, match="--shared-pool needs reward.executor=ray"):
-        check_pool(ServeSettings(dev=True, shared_pool=True), local)
+        check_pool(ServeSettings(dev=True), load_config({"plugin": "exact_match", "executor": "local",
+                                                         "share_pool": "cluster"}))
 
 
 def test_serve_refuses_the_local_executor_without_dev_before_listening(capsys):
@@ -87,14 +88,14 @@ def test_the_command_line_defaults_are_the_settings_defaults():
 def test_the_pool_is_built_from_the_commands_scorer_without_inspecting_the_reward_again(monkeypatch):
     import verl_rewards.scorer as scorer_module
     from verl_rewards import Scorer
-    from verl_rewards.serve.runner import backend_factory
+    from verl_rewards.serve.runner import scorer_factory
 
     calls: list[str] = []
     real = scorer_module.preflight
     monkeypatch.setattr(scorer_module, "preflight", lambda spec, config: calls.append("preflight") or
                         real(spec, config))
     scorer = Scorer.from_config({"plugin": "exact_match", "executor": "local"})
-    build = backend_factory(scorer, shared=False)
+    build = scorer_factory(scorer)
     pools = [build(), build()]  # the first pool, and its replacement after a failure
     try:
         assert pools[0].score(as_samples([{"data_source": "d", "solution_str": "1", "ground_truth": "1"}])).scores == [1.0]

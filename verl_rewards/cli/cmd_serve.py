@@ -54,8 +54,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"on SIGTERM, how long in-flight requests may still take "
                              f"(default {d.drain_timeout_s:g})")
     parser.add_argument("--shared-pool", action="store_true",
-                        help="score on the Ray cluster's shared pool for this reward: every serve "
-                             "front end joined to the cluster with the same config uses one pool")
+                        help="score on the Ray cluster's shared pool for this reward (sets "
+                             "reward.share_pool=cluster): every serve front end joined to the "
+                             "cluster with the same reward section uses one pool")
     parser.add_argument("--data-source", metavar="NAME",
                         help="data_source of samples from protocols that carry none (default: "
                              "openrlhf, slime, nemo_gym)")
@@ -80,14 +81,16 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
     token = load_token(args.token_file)
     check_bind(args.host, token)
+    # --shared-pool is reward.share_pool=cluster: one pool per Ray cluster for this section
+    overrides = [*args.overrides, "reward.share_pool=cluster"] if args.shared_pool else args.overrides
     settings = ServeSettings(
         host=args.host, port=args.port, token=token,
         max_body_bytes=int(args.max_body_mb * MIB), max_samples=args.max_samples,
         max_queue=args.max_queue, max_queue_bytes=int(args.max_queue_mb * MIB),
         max_batch=args.max_batch, drain_timeout_s=args.drain_timeout,
-        shared_pool=args.shared_pool, data_source=args.data_source, dev=args.dev,
+        data_source=args.data_source, dev=args.dev,
     )
-    scorer = scorer_from_args(args.config, args.overrides)  # validated and inspected, nothing started
+    scorer = scorer_from_args(args.config, overrides)  # validated and inspected, nothing started
     return serve(settings, scorer, print_line)
 
 

@@ -20,6 +20,7 @@ from .errors import EXIT_FAILURE, EXIT_USAGE, exit_code
 PROG = "verl-rewards"
 COMMANDS: tuple[ModuleType, ...] = (cmd_list, cmd_show, cmd_check, cmd_score, cmd_new, cmd_audit, cmd_serve)
 _NAMES = frozenset(module.NAME for module in COMMANDS)
+_NO_LIBRARY = frozenset({cmd_list.NAME, cmd_new.NAME})  # commands that score nothing, so log nothing
 
 EPILOG = """\
 examples:
@@ -59,6 +60,10 @@ def console_main() -> NoReturn:
         from ..executors.quiet_ray import quiet_ray_startup
 
         quiet_ray_startup()
+    if not _NO_LIBRARY & set(argv[:1]):  # `list` stays as cheap as a bare entry-point scan
+        from .output import show_library_logs
+
+        show_library_logs()
     code = main(argv)
     _exit_despite_stray_threads(code)
     raise SystemExit(code)

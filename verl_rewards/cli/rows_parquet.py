@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..wire import plain
 from .errors import InputError, OutputError, UsageError
 from .rowbase import NEEDS_PYARROW, Batch, WriteMode, noted, too_few_rows
 
@@ -267,6 +268,12 @@ class _Table:
     def _array(self, name: str, values: list[Any], default: Any = None) -> Any:
         pa = self._pa
         kind = self._types.get(name, default)
+        try:
+            return pa.array(values, type=kind)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            pass
+        # Values Arrow does not take as they are (a torch tensor, a set) as the wire's plain data.
+        values = [plain(v) for v in values]
         try:
             return pa.array(values, type=kind)
         except (pa.ArrowException, TypeError, ValueError, OverflowError):

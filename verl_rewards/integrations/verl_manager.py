@@ -173,11 +173,11 @@ def section_config(config: Any) -> tuple[dict[str, Any], tuple[str, ...] | None]
 def _check_placement(scorer: Scorer) -> None:
     """Refuse, now, a reward pool the Ray cluster can never place (verl's own
     ``reward.num_workers`` is another pool: name ours)."""
-    import ray
+    from ..executors.ray_session import joined_cluster_resources
 
-    if scorer.config.executor != "ray" or not ray.is_initialized():
+    cluster = joined_cluster_resources() if scorer.config.executor == "ray" else None
+    if cluster is None:
         return
-    cluster = ray.cluster_resources()  # type: ignore[no-untyped-call]
     problem = scorer.unplaceable(cluster, prefix=f"reward.{SECTION}.")
     if problem is not None:
         raise ConfigError(f"the verl-rewards reward pool for {scorer.ref.display_name} cannot be "

@@ -24,13 +24,15 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from ..config import OnError
 from ..errors import BadRequest, QueueFull, RewardError, ServiceStopping
-from ..results import BatchResult, Provenance, finite
+from ..results import BatchResult, Provenance
+from ..spec import ScoreIdentity
+from ..wire import dumps, plain, provenance_to_json
 from .admission import ByteBudget, Held
 from .auth import token_matches
 from .batching import BatchQueue
 from .metrics import CONTENT_TYPE, Metrics
 from .pool import PoolKeeper, PoolUnavailable
-from .protocols import Parsed, Protocol, parse_seed_session, protocols_for, provenance_json
+from .protocols import Parsed, Protocol, parse_seed_session, protocols_for
 from .settings import MIB, ServeSettings
 
 log = logging.getLogger("verl_rewards.serve")
@@ -48,20 +50,23 @@ QUEUE = web.AppKey("queue", BatchQueue)
 BUDGET = web.AppKey("budget", ByteBudget)
 METRICS = web.AppKey("metrics", Metrics)
 PROVENANCE = web.AppKey("provenance", Provenance)
+IDENTITY = web.AppKey("identity", ScoreIdentity)
 DRAINING = web.AppKey("draining", list)  # non-empty once SIGTERM arrived
 
 
 def build_app(settings: ServeSettings, keeper: PoolKeeper, metrics: Metrics,
-              provenance: Provenance, on_error: OnError = "score") -> web.Application:
-    """The application for one reward pool (whose section says ``on_error``); the pool
-    starts with the application (``AppRunner.setup``) and closes with it (``AppRunner.cleanup``)."""
+              provenance: Provenance, identity: ScoreIdentity,
+              on_error: OnError = "score") -> web.Application:
+    """The application for one reward pool (``identity``: what decides its scores; its
+    section says ``on_error``); the pool starts with the application (``AppRunner.setup``)
+    and closes with it (``AppRunner.cleanup``)."""
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[_count_requests, _errors, _require_token])
-    queue = BatchQueue(lambda samples: keeper.score(samples, POOL_WAIT_S), metrics,
+    queue = BatchQueue(lambda batches: keeper.score_together(batches, POOL_WAIT_S), metrics,
                        settings.max_queue, settings.max_batch)
     app[SETTINGS], app[KEEPER], app[QUEUE], app[METRICS] = settings, keeper, queue, metrics
     app[BUDGET] = ByteBudget(settings.max_queue_bytes, metrics)
-    app[PROVENANCE], app[DRAINING] = provenance, []
+    app[PROVENANCE], app[IDENTITY], app[DRAINING] = provenance, identity, []
     app.cleanup_ctx.append(_pool_and_queue)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
@@ -176,7 +181,8 @@ async def _metrics(request: web.Request) -> web.Response:
 async def _info(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     return web.json_response({
-        "provenance": provenance_json(request.app[PROVENANCE]),
+        "provenance": provenance_to_json(request.app[PROVENANCE]),
+        "score_identity": plain(request.app[IDENTITY]),
         "pool": request.app[KEEPER].describe,
         "limits": {"max_body_bytes": settings.max_body_bytes, "max_samples": settings.max_samples,
                    "max_queue": settings.max_queue, "max_queue_bytes": settings.max_queue_bytes},
@@ -289,10 +295,3 @@ def _deeper_than(value: Any, limit: int) -> bool:
         stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
     return False
 
-
-def dumps(value: Any) -> str:
-    """JSON text; values JSON cannot hold (NaN in extra info, objects) become null or text."""
-    try:
-        return json.dumps(value, allow_nan=False, default=repr)
-    except ValueError:
-        return json.dumps(finite(value), default=repr)

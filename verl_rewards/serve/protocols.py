@@ -7,7 +7,6 @@ formatter. Nothing a request sends chooses a plugin, a file or kwargs.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import functools
 import os
@@ -19,8 +18,9 @@ from ..errors import BadRequest, SampleError
 from ..integrations._openrlhf import DEFAULT_DATA_SOURCE, DEFAULT_STRIP, Batching, samples_of, strip_from_env
 from ..integrations._skip import HOSTS as SKIP_POLICY
 from ..integrations._skip import refusal
-from ..results import BatchResult, Provenance
+from ..results import BatchResult
 from ..samples import REQUIRED, Sample, as_samples, normalise_prompt
+from ..wire import result_to_json
 
 
 class Parsed(NamedTuple):
@@ -103,18 +103,7 @@ def parse_native(body: Any, data_source: str | None) -> Parsed:
 
 
 def format_native(parsed: Parsed, result: BatchResult) -> dict[str, Any]:
-    return {"scores": result.scores, "errors": result.errors, "statuses": result.statuses,
-            "extra_info": result.extra_info, "provenance": provenance_json(result.provenance)}
-
-
-def provenance_json(provenance: Provenance) -> dict[str, Any]:
-    """A provenance record as JSON (a composite's components as objects)."""
-    plain = {f.name: getattr(provenance, f.name) for f in dataclasses.fields(provenance)
-             if f.name != "components"}
-    if provenance.components:
-        plain["components"] = [{"key": k, "weight": w, "provenance": provenance_json(p)}
-                               for k, w, p in provenance.components]
-    return plain
+    return result_to_json(result)
 
 
 # -- OpenRLHF 0.11: POST /openrlhf ------------------------------------------

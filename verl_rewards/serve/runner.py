@@ -23,9 +23,10 @@ from ..config import RewardConfig
 from ..errors import BindError, ConfigError
 from ..results import Provenance
 from ..scorer import Scorer
+from ..spec import score_identity
 from .app import DRAINING, QUEUE, build_app
 from .metrics import Metrics
-from .pool import Backend, OwnPool, PoolKeeper, SharedPool
+from .pool import PoolKeeper
 from .protocols import refused_endpoints
 from .settings import ServeSettings
 
@@ -38,11 +39,12 @@ LOCAL_IN_PRODUCTION = (
     "Serve with reward.executor=ray (the default), or add --dev to accept that while developing")
 
 
-def describe_pool(config: RewardConfig, shared: bool) -> str:
+def describe_pool(config: RewardConfig) -> str:
     """One line for /readyz and the start-up message."""
     if config.executor == "local":
         return "local executor (in the server process; development mode)"
-    where = "the Ray cluster's shared pool" if shared else "its own pool"
+    where = {"cluster": "the Ray cluster's shared pool", "job": "this job's shared pool"}.get(
+        str(config.share_pool), "its own pool")
     return f"ray executor, {config.num_workers} workers ({where})"
 
 
@@ -50,18 +52,17 @@ def check_pool(settings: ServeSettings, config: RewardConfig) -> None:
     """Refuse pools the service cannot keep its promises on (docs/serve.md)."""
     if config.executor != "local" or config.remote_url:
         return
-    if settings.shared_pool:
+    if config.share_pool == "cluster":
         raise ConfigError("--shared-pool needs reward.executor=ray (a local executor runs in "
                           "this process and cannot be shared)")
     if not settings.dev:
         raise ConfigError(LOCAL_IN_PRODUCTION)
 
 
-def backend_factory(scorer: Scorer, shared: bool) -> Callable[[], Backend]:
-    """How to build the pool (again, after a failure), from what the command already read."""
-    if shared:
-        return lambda: SharedPool(scorer.ref, scorer.config)
-    return lambda: OwnPool(scorer.ref, scorer.config, scorer.info)
+def scorer_factory(scorer: Scorer) -> Callable[[], Scorer]:
+    """How to build the service's scorer (again, after its pool failed), started, from what
+    the command already read and inspected (preflight ran once, in the command)."""
+    return lambda: Scorer(scorer.ref, scorer.config, scorer.info).start()
 
 
 def serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], None]) -> int:
@@ -74,9 +75,10 @@ def serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], None]) -
 async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], None]) -> int:
     sockets = bind(settings.host, settings.port)  # before anything starts
     metrics = Metrics()
-    describe = describe_pool(scorer.config, settings.shared_pool)
-    keeper = PoolKeeper(backend_factory(scorer, settings.shared_pool), metrics, describe)
-    app = build_app(settings, keeper, metrics, Provenance.of(scorer.ref), scorer.config.on_error)
+    describe = describe_pool(scorer.config)
+    keeper = PoolKeeper(scorer_factory(scorer), metrics, describe)
+    app = build_app(settings, keeper, metrics, Provenance.of(scorer.ref),
+                    score_identity(scorer.ref, scorer.config), scorer.config.on_error)
     runner = web.AppRunner(app, handle_signals=False, access_log=None, logger=http_log,
                            shutdown_timeout=settings.drain_timeout_s)
     http_log.addFilter(_one_line_for_malformed_requests)

@@ -29,7 +29,6 @@ class ServeSettings:
     max_batch: int = 4096  # samples per pool batch
     retry_after_s: int = 1  # the Retry-After of a 429 or 503
     drain_timeout_s: float = 300.0  # on SIGTERM: how long in-flight requests may take
-    shared_pool: bool = False  # join the Ray cluster's shared pool for this reward
     data_source: str | None = None  # for protocols without one (default: the protocol's name)
     dev: bool = False  # development mode: allows reward.executor=local (docs/serve.md)
 
