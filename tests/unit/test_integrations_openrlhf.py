@@ -223,9 +223,9 @@ def _served_openrlhf(section, env, body):
 
     from verl_rewards.config import load_config
     from verl_rewards.results import Provenance
+    from verl_rewards.scorer import Scorer
     from verl_rewards.serve.app import build_app
     from verl_rewards.serve.metrics import Metrics
-    from verl_rewards.scorer import Scorer
     from verl_rewards.serve.pool import PoolKeeper
     from verl_rewards.serve.settings import ServeSettings
     from verl_rewards.spec import score_identity, spec_from_config
