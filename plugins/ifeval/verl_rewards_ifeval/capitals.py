@@ -20,6 +20,8 @@ from verl_rewards_ifeval.sentences import split_sentences
 # Characters the Treebank rules always split off (none of them has a case).
 _SEPARATORS = str.maketrans(dict.fromkeys("«“‘„`;@#$%&\u2012\u2013\u2014\u2015?!*[](){}<>\"»”’", " "))
 _DOT_RUN = re.compile(r"\.{2,}")
+# An opening quote (no word character before it, one after it) that starts no clitic.
+_OPENING_QUOTE = re.compile(r"(?<!\w)'(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)", re.IGNORECASE)
 _COMMA_BEFORE_NON_DIGIT = re.compile(r"[:,](?!\d)")
 # A clitic at the end of a word is its own token: first 's 'm 'd (any case) or a
 # lone quote, then 'll 're 've n't (all lower or all upper case).
@@ -43,6 +45,8 @@ def _count_in_sentence(sentence: str) -> int:
     sentence = _drop_final_period(sentence)
     sentence = sentence.translate(_SEPARATORS).replace("--", " ").replace("''", " ")
     sentence = _COMMA_BEFORE_NON_DIGIT.sub(" ", _DOT_RUN.sub(" ", sentence))
+    if "'" in sentence:
+        sentence = _OPENING_QUOTE.sub("' ", sentence)
     return sum(_count_in_word(word) for word in sentence.split())
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
-from verl_rewards_ifeval.instructions import RELATIONS, REGISTRY, InstructionType, Param
+from verl_rewards_ifeval.instructions import REGISTRY, RELATIONS, InstructionType, Param
 from verl_rewards_ifeval.language import supported_languages
 
 
@@ -76,7 +76,7 @@ def _instruction(index: int, id_: str, raw: Any) -> Instruction:
         raise GroundTruthError(
             f"{where}: unexpected kwarg(s) {unknown}; it takes {expected or 'none'}"
         )
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for param in kind.params:
         if param.name not in given:
             raise GroundTruthError(
@@ -131,7 +131,7 @@ def _integer(value: Any) -> int | None:
         return int(value)
     # Parquet turns an integer column with gaps into floats: 3.0 is 3.
     if isinstance(value, Real) and math.isfinite(value) and float(value).is_integer():
-        return int(value)
+        return int(float(value))
     return None
 
 

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from verl_rewards_ifeval import text as scan
 from verl_rewards_ifeval.capitals import count_capital_words
@@ -86,7 +86,7 @@ def _number_paragraphs(text: str, kw: Kwargs) -> bool:
             if 0 < index < len(paragraphs) - 1:
                 return False  # an empty paragraph between two dividers
             count -= 1
-    return count == kw["num_paragraphs"]
+    return bool(count == kw["num_paragraphs"])
 
 
 def _number_words(text: str, kw: Kwargs) -> bool:
@@ -107,11 +107,11 @@ def _nth_paragraph_first_word(text: str, kw: Kwargs) -> bool:
         if char in ".,?!'\"":
             break
         first += char.lower()  # per character, as IFEval does (no final-sigma rule)
-    return count == kw["num_paragraphs"] and first == kw["first_word"].lower()
+    return bool(count == kw["num_paragraphs"] and first == kw["first_word"].lower())
 
 
 def _number_placeholders(text: str, kw: Kwargs) -> bool:
-    return scan.count_placeholders(text) >= kw["num_placeholders"]
+    return bool(scan.count_placeholders(text) >= kw["num_placeholders"])
 
 
 _PPS = re.compile(r"p\.\s?p\.\s?s")
@@ -129,7 +129,7 @@ def _postscript(text: str, kw: Kwargs) -> bool:
 
 
 def _number_bullet_lists(text: str, kw: Kwargs) -> bool:
-    return scan.count_bullets(text) == kw["num_bullets"]
+    return bool(scan.count_bullets(text) == kw["num_bullets"])
 
 
 def _constrained_response(text: str, kw: Kwargs) -> bool:
@@ -138,11 +138,11 @@ def _constrained_response(text: str, kw: Kwargs) -> bool:
 
 
 def _number_highlighted_sections(text: str, kw: Kwargs) -> bool:
-    return sum(1 for inner in scan.highlights(text) if inner.strip()) >= kw["num_highlights"]
+    return bool(sum(1 for inner in scan.highlights(text) if inner.strip()) >= kw["num_highlights"])
 
 
 def _multiple_sections(text: str, kw: Kwargs) -> bool:
-    return scan.count_sections(text, kw["section_spliter"]) >= kw["num_sections"]
+    return bool(scan.count_sections(text, kw["section_spliter"]) >= kw["num_sections"])
 
 
 def _json_format(text: str, kw: Kwargs) -> bool:
@@ -203,7 +203,7 @@ def _quotation(text: str, kw: Kwargs) -> bool:
 
 def _params(*spec: str) -> tuple[Param, ...]:
     """``"name:kind"`` strings as params."""
-    return tuple(Param(name, kind) for name, kind in (item.split(":") for item in spec))  # type: ignore[misc]
+    return tuple(Param(name, cast(ParamKind, kind)) for name, kind in (item.split(":") for item in spec))
 
 
 _TYPES = (

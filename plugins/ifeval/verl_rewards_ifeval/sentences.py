@@ -19,6 +19,7 @@ follows, except:
 
 from __future__ import annotations
 
+import itertools
 import re
 
 _TOKEN = re.compile(r"\S+")
@@ -63,7 +64,7 @@ def split_sentences(text: str) -> list[str]:
 def count_sentences(text: str) -> int:
     """How many sentences ``text`` holds (0 for blank text)."""
     tokens = [match.group() for match in _TOKEN.finditer(text)]
-    return sum(ends_sentence(a, b) for a, b in zip(tokens, tokens[1:])) + (1 if tokens else 0)
+    return sum(ends_sentence(a, b) for a, b in itertools.pairwise(tokens)) + (1 if tokens else 0)
 
 
 def ends_sentence(token: str, next_token: str) -> bool:
