@@ -72,6 +72,30 @@ def test_literal_search_matches_ifeval_for_plain_keywords() -> None:
                 re.search(rf"\b{keyword}\b", s, flags=re.IGNORECASE))
 
 
+MB = 1 << 20
+SCANS = {
+    "words": scan.count_words,
+    "placeholders": scan.count_placeholders,
+    "bullets": scan.count_bullets,
+    "highlights": lambda s: list(scan.highlights(s)),
+    "titles": lambda s: list(scan.titles(s)),
+    "dividers": scan.split_paragraph_dividers,
+    "sections": lambda s: scan.count_sections(s, "Section"),
+    "keyword": lambda s: scan.count_literal(s, "war"),
+}
+
+
+@pytest.mark.parametrize("char", ["*", "[", "<", ">", "\n", " ", "-", "#", "S", "w"])
+def test_each_scan_reads_a_megabyte_of_one_character_in_bounded_time(char: str) -> None:
+    # A scan that searches to the end of the text from each position is quadratic even when
+    # str.find does the searching (memchr): tens of seconds on 1 MB, milliseconds when linear.
+    text = char * MB
+    started = time.perf_counter()
+    for run in SCANS.values():
+        run(text)
+    assert time.perf_counter() - started < BOUND_S
+
+
 N = 100_000
 HOSTILE = {
     "stars": "*" * N,

@@ -9,6 +9,7 @@ detector is seeded (0), from a factory of our own: the process-wide
 
 from __future__ import annotations
 
+import functools
 import threading
 
 from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
@@ -40,6 +41,9 @@ def supported_languages() -> tuple[str, ...]:
     return tuple(sorted(_loaded_factory().get_lang_list()))
 
 
+# Three instruction types ask for the language of the same text (and loose mode, of the
+# same few variants): detect each once. str caches its hash, so a long key costs one pass.
+@functools.lru_cache(maxsize=32)
 def detect_language(text: str) -> str | None:
     """The language code of ``text``, or None when langdetect finds no feature to go on."""
     detector = _loaded_factory().create()

@@ -91,24 +91,19 @@ def highlights(text: str) -> Iterator[str]:
 
 
 def _delimited(text: str, mark: str) -> Iterator[str]:
-    width = len(mark)
-    pos = 0
-    while (start := text.find(mark, pos)) >= 0:
-        inner = start + width
-        stop = _next_star_or_newline(text, inner)
-        if text.startswith(mark, stop):
-            yield text[inner:stop]
-            pos = stop + width
-        else:
-            # A failed start leaves no mark before `stop` but one right after it ("***x").
-            pos = start + 1 if stop == inner else stop
-
-
-def _next_star_or_newline(text: str, pos: int) -> int:
-    star = text.find("*", pos)
-    newline = text.find("\n", pos)
-    candidates = [i for i in (star, newline) if i >= 0]
-    return min(candidates) if candidates else len(text)
+    for line in text.split("\n"):  # a match never crosses a newline
+        pos = 0
+        while (start := line.find(mark, pos)) >= 0:
+            inner = start + len(mark)
+            stop = line.find("*", inner)
+            if stop < 0:
+                break  # no later mark on this line closes either
+            if line.startswith(mark, stop):
+                yield line[inner:stop]
+                pos = stop + len(mark)
+            else:
+                # A failed start leaves no star before `stop` but one right after it ("***x").
+                pos = start + 1 if stop == inner else stop
 
 
 def titles(text: str) -> Iterator[str]:
