@@ -26,6 +26,7 @@ from collections.abc import Callable
 from verl_rewards_ifeval import text as scan
 from verl_rewards_ifeval.capitals import count_capital_words
 from verl_rewards_ifeval.ground_truth import parse_ground_truth
+from verl_rewards_ifeval.language import detect_language
 from verl_rewards_ifeval.reward import compute_score, response_variants
 from verl_rewards_ifeval.sentences import split_sentences
 
@@ -69,10 +70,12 @@ RESPONSE = "<<A River City>>\n" + "\n\n".join(PARAGRAPH.format(n=n) for n in ran
 
 
 def per_call(fn: Callable[[], object], repeat: int) -> float:
-    """Median seconds of ``fn()`` over ``repeat`` calls (after one warm-up)."""
+    """Median seconds of ``fn()`` over ``repeat`` calls (after one warm-up), each a new text to
+    the language cache (as every sample of a run is)."""
     fn()
     times = []
     for _ in range(repeat):
+        detect_language.cache_clear()
         started = time.perf_counter()
         fn()
         times.append(time.perf_counter() - started)
