@@ -85,7 +85,7 @@ SCANS = {
 }
 
 
-@pytest.mark.parametrize("char", ["*", "[", "<", ">", "\n", " ", "-", "#", "S", "w"])
+@pytest.mark.parametrize("char", ["*", "[", "<", "\n", " ", "-", "S"])
 def test_each_scan_reads_a_megabyte_of_one_character_in_bounded_time(char: str) -> None:
     # A scan that searches to the end of the text from each position is quadratic even when
     # str.find does the searching (memchr): tens of seconds on 1 MB, milliseconds when linear.
