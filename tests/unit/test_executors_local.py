@@ -15,6 +15,7 @@ from verl_rewards.errors import PluginLoadError
 
 REWARDS = '''
 import sys
+import threading
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None):
     if solution_str == "interrupt":
@@ -28,6 +29,12 @@ class ExitsWhileBuilding:
         sys.exit(2)
     def __call__(self, data_source, solution_str, ground_truth, extra_info=None):
         return 1.0
+
+meet = threading.Barrier(2, timeout=20)
+
+def together(data_source, solution_str, ground_truth, extra_info=None):
+    meet.wait()  # returns only when two calls run at once
+    return 1.0
 
 class ExitsWhileClosing:
     def __call__(self, data_source, solution_str, ground_truth, extra_info=None):
@@ -54,8 +61,8 @@ def test_a_reward_interrupting_or_exiting_fails_its_sample_through_the_scorer(re
     with _local(path) as scorer:  # called from the main thread, as the CLI does
         result = scorer.score(_rows("1", "interrupt", "exit", "0"))
     assert result.statuses == ["ok", "failed", "failed", "ok"]
-    assert result.errors[1] == f"KeyboardInterrupt: the reward's own (at {path}:6 in compute_score)"
-    assert result.errors[2] == f"SystemExit: bye (at {path}:8 in compute_score)"
+    assert result.errors[1] == f"KeyboardInterrupt: the reward's own (at {path}:7 in compute_score)"
+    assert result.errors[2] == f"SystemExit: bye (at {path}:9 in compute_score)"
 
 
 def test_a_class_reward_exiting_in_its_constructor_is_a_load_error(reward_file):
@@ -99,3 +106,15 @@ def test_a_scorer_started_before_a_fork_scores_in_the_child(reward_file):
         assert parent.poll(60)
         assert parent.recv() == ["ok", "failed"]
         process.join(10)
+
+
+def test_callers_in_several_threads_score_at_once_as_in_their_own_threads(reward_file):
+    results: list[list[str]] = []
+    with _local(reward_file(REWARDS, "exits.py"), "together") as scorer:
+        callers = [threading.Thread(target=lambda: results.append(scorer.score(_rows("1")).statuses))
+                   for _ in range(2)]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join(60)
+    assert results == [["ok"], ["ok"]]  # one thread for both would break the barrier

@@ -33,33 +33,31 @@ log = logging.getLogger(__name__)
 
 
 class LocalExecutor:
-    """Resolves the reward once in this process and scores batches sequentially
-    (async rewards concurrently, up to ``max_concurrency``)."""
+    """Resolves the reward once in this process and scores batches in order (async
+    rewards concurrently, up to ``max_concurrency``). Callers in several threads at once
+    each get a thread of their own, so they score concurrently, as in their own threads."""
 
     def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
         self._spec = spec
         self._limits = limits_for(config)
         self._loaded: LoadedSpec | None = None
-        self._progress = Progress()
-        self._runner: Runner | None = None
         self._lock = threading.Lock()
+        self._idle: list[Runner] = []  # the last one used is reused first
+        self._abandoned: list[Runner] = []
 
     def start(self) -> None:
         """Resolve the reward now, so a load error surfaces before scoring."""
         try:
-            self._loaded = self._call(lambda: resolve_spec(self._spec))
+            self._loaded = self._call(lambda progress: resolve_spec(self._spec))
         except BaseException:  # nobody will close an executor that did not start: end its thread
-            with self._lock:
-                runner, self._runner = self._runner, None
-            if runner is not None:
-                runner.stop()
+            self._stop_idle()
             raise
 
     def run(self, samples: Sequence[Sample], stop_on_error: bool) -> tuple[list[Outcome], dict[str, float]]:
         """Score ``samples`` in order."""
-        def score() -> list[Outcome]:
+        def score(progress: Progress) -> list[Outcome]:
             loaded = self._loaded or resolve_spec(self._spec)
-            return score_spec(loaded, samples, self._limits, stop_on_error, progress=self._progress)
+            return score_spec(loaded, samples, self._limits, stop_on_error, progress=progress)
 
         return self._call(score), {}
 
@@ -69,37 +67,53 @@ class LocalExecutor:
 
         self._loaded = None
         with self._lock:
-            runner, self._runner = self._runner, None
-        if runner is not None and runner.abandoned and runner.busy:
-            log.info("not closing reward %s: a call of it is still running in an abandoned "
-                     "thread", self._spec.display_name)
-            return
-        if runner is None or not runner.usable:
-            release(*refs_of(self._spec))
-            return
-        try:  # on the thread that built them (a client may be bound to it)
-            runner.call(lambda: release(*refs_of(self._spec)), self._not_closed, CLOSE_TIMEOUT_S)
+            runners, self._idle = self._idle, []
+            stuck = [r for r in self._abandoned if r.busy]
+        usable = [r for r in runners if r.usable]
+        try:
+            if stuck:
+                log.info("not closing reward %s: a call of it is still running in an abandoned "
+                         "thread", self._spec.display_name)
+            elif usable:  # on the thread that built them (a client may be bound to it)
+                usable[-1].call(lambda: release(*refs_of(self._spec)), self._not_closed, CLOSE_TIMEOUT_S)
+            else:
+                release(*refs_of(self._spec))
         except ExecutorError as e:
             log.warning("%s", e)
-        runner.stop()
+        finally:
+            for runner in runners:
+                runner.stop()
 
-    def _call(self, fn: Callable[[], _T]) -> _T:
+    def _call(self, fn: Callable[[Progress], _T]) -> _T:
         with self._lock:
-            if self._runner is None or not self._runner.usable:
-                self._runner = Runner(self._progress)
-            runner = self._runner
-        return runner.call(fn, self._stuck)
+            while self._idle and not self._idle[-1].usable:
+                self._idle.pop().stop()
+            runner = self._idle.pop() if self._idle else Runner(Progress())
+        try:
+            return runner.call(lambda: fn(runner.progress), self._stuck(runner.progress))
+        finally:
+            with self._lock:
+                self._abandoned = [r for r in self._abandoned if r.busy]
+                (self._idle if runner.usable else self._abandoned).append(runner)
+
+    def _stop_idle(self) -> None:
+        with self._lock:
+            runners, self._idle = self._idle, []
+        for runner in runners:
+            runner.stop()
 
     def _not_closed(self, elapsed_s: float) -> str:
         return (f"closing reward {self._spec.display_name} did not end within {elapsed_s:.0f} s; "
                 f"left running in a background thread")
 
-    def _stuck(self, elapsed_s: float) -> str:
-        p = self._progress
-        return (f"reward {self._spec.display_name} has run one call (sample {p.index} of the "
-                f"batch) for {elapsed_s:.0f} s, past its allowed {p.allowed_s:g} s and the local executor's "
-                f"{watchdog.HARD_GRACE_S:g} s grace: it goes on through the interrupts the time limit "
-                f"raises (code that catches them, such as a bare `except:`, or a call stuck in "
-                f"C). The local executor cannot stop such a call and has left it running in a "
-                f"background thread; only the Ray executor (reward.executor=ray) can kill it, "
-                f"by replacing its worker process")
+    def _stuck(self, progress: Progress) -> Callable[[float], str]:
+        def message(elapsed_s: float) -> str:
+            return (f"reward {self._spec.display_name} has run one call (sample {progress.index} "
+                    f"of the batch) for {elapsed_s:.0f} s, past its allowed {progress.allowed_s:g} s "
+                    f"and the local executor's {watchdog.HARD_GRACE_S:g} s grace: it goes on "
+                    f"through the interrupts the time limit raises (code that catches them, such "
+                    f"as a bare `except:`, or a call stuck in C). The local executor cannot stop "
+                    f"such a call and has left it running in a background thread; only the Ray "
+                    f"executor (reward.executor=ray) can kill it, by replacing its worker process")
+
+        return message
