@@ -12,7 +12,6 @@ sample's failure (:func:`~verl_rewards.errors.is_host_interrupt`).
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
 import queue
 import sys
@@ -32,15 +31,18 @@ POLL_S = 0.25  # how often a waiting caller looks at the call in flight
 
 
 class Runner:
-    """One daemon thread running calls in order. :meth:`call` waits for one; a call
-    past its allowance and ``watchdog.HARD_GRACE_S`` (read from ``progress``) is abandoned."""
+    """One daemon thread running one call at a time for one caller. :meth:`call` waits
+    for it; a call past its allowance and ``watchdog.HARD_GRACE_S`` (read from
+    ``progress``) is abandoned, and so is the thread."""
 
     def __init__(self, progress: Progress, name: str = "verl-rewards-local") -> None:
         self.progress = progress
         self.pid = os.getpid()
         self.abandoned = False
-        self._queue: queue.SimpleQueue[tuple[concurrent.futures.Future[Any], Callable[[], Any]] | None]
-        self._queue = queue.SimpleQueue()
+        # Two plain queues: the cheapest hand-off between two threads (a Future costs
+        # about twice as much), and a reply nobody waits for any more goes nowhere.
+        self._requests: queue.SimpleQueue[Callable[[], Any] | None] = queue.SimpleQueue()
+        self._replies: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
         self._thread.start()
 
@@ -58,46 +60,50 @@ class Runner:
              deadline_s: float | None = None) -> _T:
         """Run ``fn`` in the thread and return its result (or raise its exception).
 
-        A scoring call in flight past its allowance + ``watchdog.HARD_GRACE_S``, or ``fn`` as
-        a whole past ``deadline_s``, raises :class:`ExecutorError` with
+        A scoring call in flight past its allowance + ``watchdog.HARD_GRACE_S``, or
+        ``fn`` as a whole past ``deadline_s``, raises :class:`ExecutorError` with
         ``stuck(elapsed_s)``'s text and the reward's current line; that and an
         interrupt of the caller (Ctrl-C) abandon the thread.
         """
-        future: concurrent.futures.Future[_T] = concurrent.futures.Future()
-        self._queue.put((future, fn))
+        self._requests.put(fn)
         began = time.monotonic()
         try:
             while True:
                 try:
-                    return future.result(timeout=POLL_S)
-                except concurrent.futures.TimeoutError:
-                    elapsed = self._overdue()
-                    if elapsed is None and deadline_s is not None and time.monotonic() - began > deadline_s:
-                        elapsed = time.monotonic() - began
+                    ok, value = self._replies.get(timeout=POLL_S)
+                except queue.Empty:
+                    elapsed = self._overdue(began, deadline_s)
                     if elapsed is not None:
                         self.abandon()
                         raise ExecutorError(stuck(elapsed) + self._where()) from None
-        except KeyboardInterrupt:
-            if not future.done():  # the caller's Ctrl-C: the call goes on, unwatched
-                self.abandon()
+                    continue
+                if ok:
+                    return value  # type: ignore[no-any-return]
+                raise value
+        except KeyboardInterrupt:  # the caller's Ctrl-C: the call goes on, unwatched
+            self.abandon()
             raise
 
     def stop(self) -> None:
         """Let the thread end once it is idle."""
-        self._queue.put(None)
+        self._requests.put(None)
 
     def abandon(self) -> None:
-        """Give up on the thread: it runs nothing more once its current call ends."""
+        """Give up on the thread: it ends once its current call does."""
         self.abandoned = True
-        self._queue.put(None)
+        self._requests.put(None)
 
-    def _overdue(self) -> float | None:
-        """How long the call in flight has run, once past its allowance and the grace."""
+    def _overdue(self, began: float, deadline_s: float | None) -> float | None:
+        """How long the call in flight has run, once past its allowance and the grace
+        (or past ``deadline_s`` since ``began``)."""
+        now = time.monotonic()
+        if deadline_s is not None and now - began > deadline_s:
+            return now - began
         p = self.progress
         index, started, allowed = p.index, p.started, p.allowed_s
         if index is None or allowed is None:
             return None
-        elapsed = time.monotonic() - started
+        elapsed = now - started
         return elapsed if elapsed > allowed + watchdog.HARD_GRACE_S else None
 
     def _where(self) -> str:
@@ -107,18 +113,11 @@ class Runner:
 
     def _work(self) -> None:
         while True:
-            item = self._queue.get()
-            if item is None:
+            fn = self._requests.get()
+            if fn is None:
                 return
-            future, fn = item
-            if self.abandoned:
-                future.set_exception(ExecutorError("the local executor's thread was abandoned"))
-                continue
-            if not future.set_running_or_notify_cancel():
-                continue
             try:
-                result = fn()
+                reply: tuple[bool, Any] = (True, fn())
             except BaseException as e:  # the caller re-raises it; this thread goes on
-                future.set_exception(e)
-            else:
-                future.set_result(result)
+                reply = (False, e)
+            self._replies.put(reply)
