@@ -9,7 +9,7 @@ from typing import Any
 from verl_rewards.metadata import Example, reward
 
 from .extract import extract_code
-from .outcome import Status, status_of
+from .outcome import Compare, Status, status_of
 from .runs import prepare
 from .sandbox import Limits, Mode, Sandbox
 from .spec import ProgramTest, parse_tests
@@ -60,13 +60,15 @@ def compute_score(
     python: str | None = None,
     stop_on_first_failure: bool = False,
     all_or_nothing: bool = False,
+    compare: Compare = "tokens",
 ) -> dict[str, Any]:
     """Score = tests passed / tests, each test one sandboxed run of the program.
 
     Limits apply to each run as a whole (see ``Limits``: ``memory_mb`` is
     shared by the run's processes and its ``disk_mb`` working directory). ``stop_on_first_failure`` skips the
     remaining tests after a failure; ``all_or_nothing`` scores 1.0 only when
-    every test passes. Extra info: ``tests_passed``, ``tests_total``,
+    every test passes. ``compare`` is the stdin/stdout rule: ``tokens`` (ours) or
+    ``prime_code`` (verl's). Extra info: ``tests_passed``, ``tests_total``,
     ``test_statuses`` (comma-separated, in test order) and ``isolation``.
     """
     limits = Limits(
@@ -79,7 +81,9 @@ def compute_score(
     tests = parse_tests(ground_truth)
     code = extract_code(solution_str)
     sandbox = Sandbox.resolve(isolation, python)
-    statuses = run_tests(code, tests, limits, sandbox, stop_on_first_failure)
+    if compare not in ("tokens", "prime_code"):
+        raise ValueError(f"compare must be 'tokens' or 'prime_code', not {compare!r}")
+    statuses = run_tests(code, tests, limits, sandbox, stop_on_first_failure, compare)
     passed = statuses.count("pass")
     score = passed / len(tests)
     if all_or_nothing:
@@ -99,6 +103,7 @@ def run_tests(
     limits: Limits,
     sandbox: Sandbox,
     stop_on_first_failure: bool = False,
+    compare: Compare = "tokens",
 ) -> list[Status]:
     """The status of each test, in order, running ``code`` once per test in ``sandbox``."""
     statuses: list[Status] = []
@@ -108,5 +113,5 @@ def run_tests(
             continue
         run = prepare(test, code)
         result = sandbox.run(run.source, run.stdin, limits, helper_processes=run.helper_processes)
-        statuses.append(status_of(result, test, limits, run.sentinel))
+        statuses.append(status_of(result, test, limits, run.sentinel, compare))
     return statuses

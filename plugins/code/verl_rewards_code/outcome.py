@@ -6,13 +6,19 @@ import signal
 from typing import Literal
 
 from .compare import outputs_match
+from .compare_prime import prime_code_match
 from .sandbox import Limits, RunResult
 from .spec import ProgramTest
 
 Status = Literal["pass", "fail", "error", "timeout", "memory", "output_limit", "sandbox_error", "skipped"]
+# How a stdin/stdout test's output is compared: code_exec's own rule, or verl's prime_code's.
+Compare = Literal["tokens", "prime_code"]
+_MATCHERS = {"tokens": outputs_match, "prime_code": prime_code_match}
 
 
-def status_of(result: RunResult, test: ProgramTest, limits: Limits, sentinel: str | None = None) -> Status:
+def status_of(
+    result: RunResult, test: ProgramTest, limits: Limits, sentinel: str | None = None, compare: Compare = "tokens"
+) -> Status:
     """``pass`` only when the program exited 0 and printed the expected output,
     or, for an assertion test, when the harness printed ``sentinel`` (the
     run's nonce) as the last line: the assertion ran and held. A failing
@@ -28,7 +34,7 @@ def status_of(result: RunResult, test: ProgramTest, limits: Limits, sentinel: st
     if test.assertion is not None:
         held = sentinel is not None and result.stdout.endswith(f"\n{sentinel}\n")
         return "pass" if held else "fail"
-    return "pass" if outputs_match(result.stdout, test.expected or "") else "fail"
+    return "pass" if _MATCHERS[compare](result.stdout, test.expected or "") else "fail"
 
 
 def _out_of_cpu(result: RunResult, limits: Limits) -> bool:
