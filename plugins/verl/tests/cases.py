@@ -164,31 +164,32 @@ def fenced(code: str, tag: str = "python") -> str:
 
 
 ADD = "a, b = map(int, input().split())\nprint(a + b)"
-ADD_TESTS = {"inputs": ["1 2\n", "3 4\n", "-5 5\n"], "outputs": ["3\n", "7\n", "0\n"]}
-ELEVEN = {"inputs": [f"{i} {i}\n" for i in range(11)], "outputs": [f"{2 * i}\n" for i in range(11)]}
+ONE_TEST = {"inputs": ["1 2\n"], "outputs": ["3\n"]}
+THREE_TESTS = {"inputs": ["1 2\n", "3 4\n", "-5 5\n"], "outputs": ["3\n", "7\n", "0\n"]}
+ELEVEN_TESTS = {"inputs": [f"{i} {i}\n" for i in range(11)], "outputs": [f"{2 * i}\n" for i in range(11)]}
 
 
 def code_cases() -> list[Case]:
-    """stdin/stdout problems (verl's prime_code runs each in a process of its own: keep them few)."""
-    tests = json.dumps(ADD_TESTS)
+    """stdin/stdout problems. verl's prime_code starts processes per test, and so does code_exec:
+    a few tests each (``test_code_compare_prime.py`` covers the output comparison in depth)."""
+    one, three, eleven = (json.dumps(t) for t in (ONE_TEST, THREE_TESTS, ELEVEN_TESTS))
     rows = [
-        (fenced(ADD), tests),  # right
-        (fenced("a, b = map(int, input().split())\nprint(a + b if a > 0 else 99)"), tests),  # 2 of 3
-        (fenced("print(1 / 0)"), tests),  # runtime error
-        (fenced("print(("), tests),  # syntax error
-        ("I cannot solve this.", tests),  # no code
-        (fenced(ADD, "py"), tests),  # verl reads the prose before the first fence
-        (fenced("print('wrong')") + fenced(ADD), tests),  # the last ```python block
-        (fenced("import sys\na, b = map(int, sys.stdin.readline().split())\nprint(a + b, '  ')\nprint()"), tests),
-        (fenced("a, b = map(int, input().split())\nprint(f'{(a + b) / 3 * 3 + 1e-6:.7f}')"), tests),  # floats
-        (fenced("a, b = map(int, input().split())\nprint(str(a + b).zfill(2))"), tests),  # "03" is not "3"
-        (fenced("d = defaultdict(int)\na, b = map(int, input().split())\nprint(a + b)"), tests),  # preamble
+        (fenced(ADD), one),  # right
+        (fenced("a, b = map(int, input().split())\nprint(a + b if a > 0 else 99)"), three),  # 2 of 3
+        (fenced("print(1 / 0)"), one),  # runtime error
+        (fenced("print(("), one),  # syntax error
+        ("I cannot solve this.", one),  # no code
+        (fenced(ADD, "py"), one),  # verl reads the prose before the first fence: no program
+        (fenced("print('wrong')") + fenced(ADD), one),  # the last ```python block
+        (fenced("import sys\na, b = map(int, sys.stdin.readline().split())\nprint(a + b, '  ')\nprint()"), one),
+        (fenced("a, b = map(int, input().split())\nprint(f'{(a + b) * (1 + 1e-6):.7f}')"), one),  # within allclose
+        (fenced("a, b = map(int, input().split())\nprint(str(a + b).zfill(2))"), one),  # "03" is not "3"
+        (fenced("d = defaultdict(int)\nprint(sum(map(int, input().split())))"), one),  # verl's import preamble
         (fenced("def main():\n    a, b = map(int, input().split())\n    print(a + b)\n"
-                "if __name__ == '__main__':\n    main()"), tests),
-        (fenced("a, b = map(int, input().split())\nprint(a + b if a < 10 else -1)"), json.dumps(ELEVEN)),  # 11th fails: 1.0
-        (fenced("a, b = map(int, input().split())\nprint(a + b if a < 4 else -1)"), json.dumps(ELEVEN)),  # 4 of 10
-        (fenced("n = int(input())\nprint(*range(n), sep='\\n')\nprint('x', file=sys.stderr)"),
-         json.dumps({"inputs": ["3\n", "1\n"], "outputs": ["0\n1\n2\n", "0\n"]})),  # multi-line output, stderr
+                "if __name__ == '__main__':\n    main()"), one),
+        (fenced("n = int(input().split()[0])\nprint(*range(n), sep='\\n')\nprint('x', file=sys.stderr)"),
+         json.dumps({"inputs": ["3 0\n"], "outputs": ["0\n1\n2\n"]})),  # lines; stderr; preamble's sys
+        (fenced("a, b = map(int, input().split())\nprint(a + b if a < 10 else -1)"), eleven),  # 11th fails: 1.0
     ]
     sources = itertools.cycle(["codecontests", "apps", "codeforces", "taco"])
     return [Case(next(sources), response, truth) for response, truth in rows]
@@ -197,11 +198,10 @@ def code_cases() -> list[Case]:
 def call_based_cases() -> list[Case]:
     """Call-based problems (``fn_name``) in verl's format: arguments and results as JSON text."""
     truth = json.dumps({"fn_name": "add", "inputs": ["1\n2", "3\n4"], "outputs": ["3", "7"]})
-    listy = json.dumps({"fn_name": "pair", "inputs": ["1", "2"], "outputs": ["[1, 1]", "[2, 2]"]})
+    listy = json.dumps({"fn_name": "pair", "inputs": ["1"], "outputs": ["[1, 1]"]})
     solution = json.dumps({"fn_name": "twice", "inputs": ["[1, 2]"], "outputs": ["[2, 4]"]})
     rows = [
         (fenced("def add(a, b):\n    return a + b"), truth),
-        (fenced("def add(a, b):\n    return a - b"), truth),
         (fenced("def add(a, b):\n    return a + b if a < 2 else 0"), truth),  # 1 of 2: verl gives 0
         (fenced("def pair(x):\n    return (x, x)"), listy),  # a tuple equals the expected list
         (fenced("class Solution:\n    def twice(self, xs):\n        return [2 * x for x in xs]"), solution),

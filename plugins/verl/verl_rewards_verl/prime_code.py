@@ -117,6 +117,7 @@ def call_result(value: Any) -> Any:
 def compute_score(solution_str: str, ground_truth: Any, code_options: Mapping[str, Any] | None = None) -> float:
     """The fraction of the first 10 tests passed (stdin/stdout); 1.0 or 0.0 (call-based)."""
     spec = load_tests(ground_truth)
+    options: dict[str, Any]
     solution = extract_solution(solution_str)
     program = preamble(solution) + solution
     if spec.get("fn_name"):

@@ -53,7 +53,9 @@ _INTERVALS = {
     "Interval.Lopen(": re.compile(r"^Interval\.Lopen\((.*)\)$"),
     "Interval.open(": re.compile(r"^Interval\.open\((.*)\)$"),
 }
-_INTERVAL_BRACKETS = {"Interval(": "[]", "Interval.Ropen(": "[)", "Interval.Lopen(": "(]", "Interval.open(": "()"}
+_INTERVAL_BRACKETS = {
+    "Interval(": ("[", "]"), "Interval.Ropen(": ("[", ")"), "Interval.Lopen(": ("(", "]"), "Interval.open(": ("(", ")"),
+}
 
 
 def is_digit(s: Any) -> tuple[bool, float | None]:

@@ -61,4 +61,5 @@ def matrix_entries(text: str, timeout_s: float) -> list[str]:
 
 def ensure_started() -> bool:
     """Start the child now (benchmarks: keep its start out of the timings); whether it is ready."""
-    return _worker.start()
+    started: bool = _worker.start()
+    return started
