@@ -83,9 +83,11 @@ def test_code_scores_equal_verls_prime_code_on_stdin_problems(cases: ModuleType,
 
 
 def _code_exec_runs_call_based_tests() -> bool:
+    """Whether code_exec accepts an ``fn_name`` problem (main's refuses it; issue 29 adds it).
+    Any failure counts as "not yet": the strict xfail then reports the day it passes."""
     try:
         code_spec.parse_tests(json.dumps({"fn_name": "f", "inputs": [[1]], "outputs": [1]}))
-    except ValueError:
+    except Exception:  # noqa: BLE001 - refused, or code_exec's parser has moved: not yet
         return False
     return True
 

@@ -59,9 +59,12 @@ def compute_score(
     sympy_timeout_s: float = prime_math.SYMPY_TIMEOUT_S,
 ) -> float | dict[str, Any]:
     """The score verl's ``default_compute_score`` gives this sample: a float, or math_dapo's
-    ``{"score", "acc", "pred"}``. ``code_options`` are passed to ``code_exec`` for code samples
-    (e.g. ``{"memory_mb": 4096}``); ``sympy_timeout_s`` bounds each SymPy comparison (numina_*
-    and geometry3k; verl's is 10 s for numina_*, none for geometry3k). An unknown ``data_source`` raises ``UnknownDataSourceError``."""
+    ``{"score", "acc", "pred"}``.
+
+    ``code_options`` are passed to ``code_exec`` for code samples (e.g. ``{"memory_mb": 4096}``);
+    ``sympy_timeout_s`` bounds each SymPy comparison (numina_* and geometry3k; verl's is 10 s
+    for numina_*, none for geometry3k). An unknown ``data_source`` raises ``UnknownDataSourceError``.
+    """
     branch = branch_of(data_source)
     result: Any
     if branch == "gsm8k":
