@@ -15,6 +15,7 @@ agree. Needs verl (and mathruler, for geometry3k) installed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import sys
@@ -35,14 +36,18 @@ def load_cases() -> Any:
 
 
 def run(score: Callable[..., Any], samples: Sequence[Any]) -> tuple[float, list[Any]]:
-    began = time.perf_counter()
+    """Seconds to score ``samples`` one by one, and the results. What a scorer prints (verl's
+    print some samples) goes to /dev/null: still formatted and written, not shown."""
     results = []
-    for s in samples:
-        try:
-            results.append(score(s.data_source, s.solution_str, s.ground_truth))
-        except Exception as e:  # noqa: BLE001 - a raised error is a result to compare
-            results.append(f"raised {type(e).__name__}")
-    return time.perf_counter() - began, results
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+        began = time.perf_counter()
+        for s in samples:
+            try:
+                results.append(score(s.data_source, s.solution_str, s.ground_truth))
+            except Exception as e:  # noqa: BLE001 - a raised error is a result to compare
+                results.append(f"raised {type(e).__name__}")
+        seconds = time.perf_counter() - began
+    return seconds, results
 
 
 def main(argv: Sequence[str] | None = None) -> int:
