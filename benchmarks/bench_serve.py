@@ -150,7 +150,7 @@ def part_single(seconds: float, clients: int, rounds: int) -> float:
     try:
         _wait_port(port)
         proc, url = launch([CLI, "serve", "--port", "0", f"reward.path={REWARDS}",
-                            "reward.name=trivial", "reward.executor=local"])
+                            "reward.name=trivial", "reward.executor=local", "--dev"])
         wait_ready(url)
         sides: dict[str, list[float]] = {"bare": [], "serve": []}
         for _ in range(rounds):  # alternated: a busy machine's noise falls on both sides

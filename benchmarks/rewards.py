@@ -32,3 +32,10 @@ def gsm8k_like(data_source, solution_str, ground_truth, extra_info=None):
     """verl's gsm8k flexible check in miniature: the last number vs the answer."""
     numbers = _NUMBER.findall(solution_str[-300:])
     return 1.0 if numbers and numbers[-1].rstrip(".").replace(",", "") == str(ground_truth) else 0.0
+
+
+def stalled_batch(data_sources, solution_strs, ground_truths, extra_infos, ms=10000.0):
+    """A batch reward that takes ``ms`` per call, whatever its size: a pool that is busy
+    while requests pile up behind it."""
+    time.sleep(ms / 1000)
+    return [1.0 if s == g else 0.0 for s, g in zip(solution_strs, ground_truths)]

@@ -27,7 +27,6 @@ from .limits import DECLARED
 from .metadata import Example
 from .reference import RewardRef
 from .resolve import LoadedReward, import_target, inspect_ref, resolve
-from .samples import Sample
 from .scoring import score_samples
 
 
@@ -123,9 +122,7 @@ def run_example(loaded: LoadedReward, example: Example, number: int = 1) -> str 
             loaded = resolve(loaded.ref.with_kwargs({**loaded.ref.kwargs, **example.kwargs}))
         except (Exception, SystemExit) as e:  # noqa: BLE001 - reported, not raised
             return f"{label}: cannot bind kwargs {dict(example.kwargs)}: {_load_problem(loaded.display_name, e)}"
-    sample = Sample(example.data_source, example.solution_str, example.ground_truth,
-                    example.extra_info, example.prompt)
-    outcome = score_samples(loaded, [sample], DECLARED.for_reward(loaded))[0]
+    outcome = score_samples(loaded, [example.as_sample()], DECLARED.for_reward(loaded))[0]
     if outcome.status != "ok":
         return f"{label}: {outcome.error or outcome.status}"
     assert outcome.score is not None

@@ -40,35 +40,64 @@ class ComponentConfig:
     weight: float = 1.0
 
 
+Role = Literal["reward", "outcome", "run"]
+PoolScope = Literal["job", "cluster"]
+
+# Each field of RewardConfig has a role (its metadata["role"]):
+#   reward   which reward, and what it computes for a sample. The same input under the same
+#            reward fields gets the same score, wherever it runs: compared on --resume and
+#            against a service's (remote_url), and part of spec.score_identity.
+#   outcome  what a failed sample's result becomes. It decides a score too (compared on
+#            --resume) but is applied by whoever assembles the batch, so a client of a service
+#            or of a shared pool applies its own.
+#   run      how and where the work runs; changing it never changes a score (a resume may
+#            switch executor, workers or service).
+REWARD: Mapping[str, Role] = {"role": "reward"}
+OUTCOME: Mapping[str, Role] = {"role": "outcome"}
+RUN: Mapping[str, Role] = {"role": "run"}
+
+
 @dataclass(frozen=True)
 class RewardConfig:
-    """The validated ``reward`` section. See ``docs/composition.md`` for ``rewards``/``route``."""
+    """The validated ``reward`` section. See ``docs/composition.md`` for ``rewards``/``route``.
 
-    plugin: str | None = None
-    path: str | None = None
-    name: str = "compute_score"
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-    executor: Executor = "ray"
-    num_workers: int = 2
-    timeout_s: Timeout = AUTO  # seconds per sample; null: no limit
-    on_error: OnError = "score"
-    error_score: float = 0.0
-    max_concurrency: int = 32
-    chunk_size: int | None = None
-    max_sample_crashes: int = 2
-    worker_max_rss_mb: float | None = None  # ray: replace a worker past this memory, between chunks
-    worker_max_calls: int | None = None  # ray: replace a worker after this many chunks
-    worker_num_cpus: float = 1.0
-    worker_num_gpus: float | None = None  # None: the plugin's @reward(num_gpus=...), else 0
-    worker_resources: Mapping[str, float] = field(default_factory=dict)  # custom Ray resources per worker
-    max_batch_size: int | None = None  # None: the plugin's @reward(max_batch_size=...), else the chunk
-    ray_address: str | None = None
-    remote_url: str | None = None  # score on a `verl-rewards serve` at this URL (see docs/serve.md)
-    ship_package: bool = False
-    workers_only: bool = False  # ray: the plugin imports only on the workers; the driver skips it
-    share_pool: bool = False  # ray: every process of the Ray job with this reward and config uses one pool
-    rewards: Mapping[str, ComponentConfig] | None = None  # component name -> config
-    route: Mapping[str, tuple[str, ...]] | None = None  # data_source (exact or glob) -> component names
+    Every field's ``metadata["role"]`` says whether it decides a score (see :func:`keys_with_role`).
+    """
+
+    plugin: str | None = field(default=None, metadata=REWARD)
+    path: str | None = field(default=None, metadata=REWARD)
+    name: str = field(default="compute_score", metadata=REWARD)
+    kwargs: Mapping[str, Any] = field(default_factory=dict, metadata=REWARD)
+    executor: Executor = field(default="ray", metadata=RUN)
+    num_workers: int = field(default=2, metadata=RUN)
+    # seconds per sample; null: no limit. A sample over it fails: it decides a score.
+    timeout_s: Timeout = field(default=AUTO, metadata=REWARD)
+    on_error: OnError = field(default="score", metadata=OUTCOME)
+    error_score: float = field(default=0.0, metadata=OUTCOME)
+    max_concurrency: int = field(default=32, metadata=RUN)
+    chunk_size: int | None = field(default=None, metadata=RUN)
+    max_sample_crashes: int = field(default=2, metadata=RUN)
+    # ray: replace a worker past this memory, or after this many chunks (between chunks)
+    worker_max_rss_mb: float | None = field(default=None, metadata=RUN)
+    worker_max_calls: int | None = field(default=None, metadata=RUN)
+    worker_num_cpus: float = field(default=1.0, metadata=RUN)
+    # None: the plugin's @reward(num_gpus=...), else 0
+    worker_num_gpus: float | None = field(default=None, metadata=RUN)
+    worker_resources: Mapping[str, float] = field(default_factory=dict, metadata=RUN)  # custom Ray resources
+    # None: the plugin's @reward(max_batch_size=...), else the chunk
+    max_batch_size: int | None = field(default=None, metadata=RUN)
+    ray_address: str | None = field(default=None, metadata=RUN)
+    # score on a `verl-rewards serve` at this URL (see docs/serve.md)
+    remote_url: str | None = field(default=None, metadata=RUN)
+    ship_package: bool = field(default=False, metadata=RUN)
+    # ray: the plugin imports only on the workers; the driver skips it
+    workers_only: bool = field(default=False, metadata=RUN)
+    # ray: one pool for every process of the Ray job ("job", or true) or of the whole cluster
+    # ("cluster", what `serve --shared-pool` sets) with this reward and config
+    share_pool: bool | PoolScope = field(default=False, metadata=RUN)
+    # component name -> config; data_source (exact or glob) -> component names
+    rewards: Mapping[str, ComponentConfig] | None = field(default=None, metadata=REWARD)
+    route: Mapping[str, tuple[str, ...]] | None = field(default=None, metadata=REWARD)
 
     @property
     def components(self) -> tuple[ComponentConfig, ...]:
@@ -89,6 +118,17 @@ class RewardConfig:
 
 
 KEYS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RewardConfig))
+
+
+def keys_with_role(*roles: Role) -> tuple[str, ...]:
+    """The :class:`RewardConfig` keys whose role is one of ``roles``, in field order.
+
+    >>> keys_with_role("outcome")
+    ('on_error', 'error_score')
+    """
+    return tuple(f.name for f in dataclasses.fields(RewardConfig) if f.metadata["role"] in roles)
+
+
 # Choosing the reward: an override that sets one of these replaces the whole
 # choice made by the source (a file's plugin, its rewards and their routes).
 SELECTORS = ("plugin", "path", "rewards")
@@ -334,12 +374,22 @@ def _validated(cfg: RewardConfig) -> RewardConfig:
     _check_worker_hardware(cfg)
     _check_str("ray_address", cfg.ray_address, optional=True)
     _check_str("remote_url", cfg.remote_url, optional=True)
-    for flag in ("ship_package", "workers_only", "share_pool"):
+    for flag in ("ship_package", "workers_only"):
         if not isinstance(getattr(cfg, flag), bool):
             raise ConfigError(f"reward.{flag} must be true or false, not {getattr(cfg, flag)!r}")
     if cfg.rewards is not None and cfg.kwargs:
         raise ConfigError("reward.kwargs applies to a single reward; with reward.rewards set kwargs per reward")
-    return cfg
+    return _pool_scope(cfg)
+
+
+def _pool_scope(cfg: RewardConfig) -> RewardConfig:
+    """``share_pool: true`` is ``job`` (one pool per Ray job); ``cluster``: one per cluster."""
+    if cfg.share_pool is True:
+        return dataclasses.replace(cfg, share_pool="job")
+    if cfg.share_pool is False or cfg.share_pool in ("job", "cluster"):
+        return cfg
+    raise ConfigError(f"reward.share_pool must be false, job (or true: one pool per Ray job) or "
+                      f"cluster (one pool per Ray cluster), not {cfg.share_pool!r}")
 
 
 def _check_worker_hardware(cfg: RewardConfig) -> None:

@@ -119,9 +119,19 @@ def select(spec: str, records: Sequence[PluginRecord] | None = None) -> PluginRe
 
 
 def suggest(spec: str, records: Iterable[PluginRecord]) -> list[str]:
-    """Installed names close to ``spec``, best first."""
-    candidates = sorted({r.name for r in records} | {r.qualified_name for r in records})
-    return difflib.get_close_matches(spec, candidates, n=3, cutoff=0.6)
+    """Installed plugins close to ``spec``, best first, each named once: by its bare name,
+    or as ``dist:name`` when two distributions share the name (or ``spec`` has a ``dist:``)."""
+    records = list(records)
+    spelled: dict[str, list[PluginRecord]] = {}  # every spelling -> the plugins it names
+    for record in records:
+        spelled.setdefault(record.name, []).append(record)
+        spelled.setdefault(record.qualified_name, []).append(record)
+    suggestions: dict[str, None] = {}
+    for match in difflib.get_close_matches(spec, sorted(spelled), n=len(spelled), cutoff=0.6):
+        for record in spelled[match]:
+            plain = ":" not in spec and len(spelled[record.name]) == 1
+            suggestions.setdefault(record.name if plain else record.qualified_name)
+    return list(suggestions)[:3]
 
 
 class _Broken(Exception):

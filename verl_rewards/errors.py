@@ -159,6 +159,39 @@ class ExecutorError(VerlRewardsError):
     """The executor itself failed (could not start workers, was closed, ...)."""
 
 
+# -- the reward service (verl-rewards serve) ---------------------------------
+
+
+class BadRequest(VerlRewardsError):
+    """A request the reward service refuses; ``status`` is its HTTP code (4xx) and
+    ``headers`` go with the answer (``WWW-Authenticate``, ``Allow``)."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        self.status = status
+        self.message = message
+        self.headers = dict(headers or {})
+        super().__init__(message)
+
+
+class QueueFull(VerlRewardsError):
+    """The service holds as much as its limit allows (``what``: samples or bytes); the
+    request may be sent again later (HTTP 429 with ``Retry-After``)."""
+
+    def __init__(self, what: str, held: int, limit: int, option: str) -> None:
+        self.what, self.held, self.limit, self.option = what, held, limit, option
+        super().__init__(f"the scoring queue is full: {held} {what} waiting or scoring, "
+                         f"limit {limit} ({option}); retry later")
+
+
+class ServiceStopping(VerlRewardsError):
+    """The service is shutting down and takes no new work (HTTP 503)."""
+
+
+class BindError(VerlRewardsError):
+    """The service cannot listen on the address it was given (exit 1: nothing is
+    wrong with the command, the address is taken or not this machine's)."""
+
+
 class SampleTimeout(BaseException):
     """Raised inside a reward call that exceeded ``timeout_s``.
 

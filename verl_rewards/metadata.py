@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, get_args
 
+from .samples import Sample
+
 Shape = Literal["sample", "batch"]
 # What a reward judges; ``verl-rewards audit`` picks its attacks by it.
 Kind = Literal["math", "code", "format", "judge", "generic"]
@@ -34,6 +36,12 @@ class Example:
     tolerance: float = 1e-6
     prompt: Any = None  # text or chat messages, for rewards that read the prompt
 
+    def as_sample(self, solution_str: str | None = None) -> Sample:
+        """This example's inputs as a :class:`Sample`, or with ``solution_str`` as the
+        response instead of its own (an attack on the same reference)."""
+        response = self.solution_str if solution_str is None else solution_str
+        return Sample(self.data_source, response, self.ground_truth, self.extra_info, self.prompt)
+
 
 @dataclass(frozen=True)
 class RewardMeta:
@@ -50,6 +58,8 @@ class RewardMeta:
     kind: Kind | None = None
     # Attacks of the plugin's own for `verl-rewards audit`: each must score at most `expected`.
     adversarial: tuple[Example, ...] = ()
+    # Audit findings the plugin's author accepts, by probe name, each with the reason.
+    audit_accept: tuple[tuple[str, str], ...] = ()
 
 
 def reward(
@@ -64,6 +74,7 @@ def reward(
     max_batch_size: int | None = None,
     kind: Kind | None = None,
     adversarial: Sequence[Example | Mapping[str, Any]] = (),
+    audit_accept: Mapping[str, str] | None = None,
 ) -> Callable[[_T], _T]:
     """Attach metadata to a reward function or class, returning it unchanged.
 
@@ -74,6 +85,9 @@ def reward(
     ``reward.max_batch_size`` override. ``kind`` (math, code, format, judge,
     generic) chooses the attacks ``verl-rewards audit`` tries; ``adversarial``
     adds the plugin's own: examples whose ``expected`` is the most they may score.
+    ``audit_accept`` maps the probe names of audit findings that are deliberate to
+    why (``{"a rounded answer": "we pay answers within 1%"}``): ``audit`` reports
+    them as accepted and passes.
 
     >>> @reward(description="1 if exact match", examples=[
     ...     {"solution_str": "42", "ground_truth": "42", "expected": 1.0}])
@@ -88,6 +102,7 @@ def reward(
         raise ValueError(f"max_batch_size must be a positive integer, not {max_batch_size!r}")
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)} or None, not {kind!r}")
+    accepted = _accepted(audit_accept or {})
     meta = RewardMeta(
         description=description,
         data_sources=tuple(data_sources),
@@ -99,6 +114,7 @@ def reward(
         max_batch_size=max_batch_size,
         kind=kind,
         adversarial=tuple(_as_example(e) for e in adversarial),
+        audit_accept=accepted,
     )
 
     def attach(target: _T) -> _T:
@@ -124,3 +140,19 @@ def _as_example(value: Example | Mapping[str, Any]) -> Example:
             f"unknown example field(s) {sorted(unknown)}; valid fields: {sorted(known)}"
         )
     return Example(**value)
+
+
+def _accepted(value: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """``audit_accept`` as (probe, reason) pairs; each needs a name and a reason."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"audit_accept must map probe names to reasons, e.g. "
+                         f"{{'a rounded answer': 'why it is right'}}, not {type(value).__name__}")
+    pairs = []
+    for probe, reason in value.items():
+        if not isinstance(probe, str) or not probe.strip():
+            raise ValueError(f"audit_accept: a probe name must be non-empty text, not {probe!r}")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError(f"audit_accept[{probe!r}]: say why the finding is accepted (a reason), "
+                             f"not {reason!r}")
+        pairs.append((probe, reason.strip()))
+    return tuple(pairs)

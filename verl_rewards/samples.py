@@ -59,7 +59,7 @@ def _as_sample(index: int, row: SampleLike) -> Sample:
         except KeyError:
             sample = None
         if (sample is not None and type(sample.solution_str) is str
-                and (extra is None or type(extra) is dict) and (prompt is None or type(prompt) is str)):
+                and (extra is None or type(extra) is dict) and (prompt is None or (type(prompt) is str and prompt))):
             return sample
     if isinstance(row, Sample):
         return row
@@ -78,14 +78,57 @@ def _as_sample(index: int, row: SampleLike) -> Sample:
 
 
 def _prompt(index: int, prompt: Any) -> Prompt | None:
-    """A prompt as given (text or chat messages), or :class:`SampleError`."""
-    if prompt is None or isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, Sequence) and not isinstance(prompt, bytes) and all(
-        isinstance(m, Mapping) and "role" in m and "content" in m for m in prompt
-    ):
-        return [dict(m) for m in prompt]
-    raise SampleError(
-        index, f"prompt must be text, chat messages ([{{'role': ..., 'content': ...}}]) or null, "
-               f"not {type(prompt).__name__} {prompt!r:.80}"
-    )
+    """A row's prompt (see :func:`normalise_prompt`), or :class:`SampleError` naming the row."""
+    try:
+        return normalise_prompt(prompt, strict=True)
+    except ValueError as e:
+        raise SampleError(index, str(e)) from None
+
+
+def normalise_prompt(value: Any, *, strict: bool = False) -> Prompt | None:
+    """A sample's prompt from what a row or a host gives: the one rule for every entry point.
+
+    * ``None``, empty text or no messages: ``None`` (no prompt);
+    * text: as given;
+    * chat messages (a list, tuple or array of mappings that each have ``role`` and
+      ``content``): a list of plain dicts, each ``content`` made text
+      (:func:`message_text`: content parts' text joined, ``None`` as ``""``).
+
+    Anything else is no prompt (``None``); with ``strict`` (an input row) it is a
+    :class:`ValueError` saying what it got. Leniently, a list's items that are not
+    messages (a Responses-API tool call, say) are left out.
+    """
+    if value is None or isinstance(value, str):
+        return value or None
+    items = value.tolist() if callable(getattr(value, "tolist", None)) else value
+    if isinstance(items, (list, tuple)):
+        if not items:
+            return None
+        messages = [m for m in items if isinstance(m, Mapping) and "role" in m and "content" in m]
+        if messages and (len(messages) == len(items) or not strict):
+            return [{**m, "content": message_text(m["content"])} for m in messages]
+    if strict:
+        raise ValueError(f"prompt must be text, chat messages ([{{'role': ..., 'content': ...}}]) "
+                         f"or null, not {type(value).__name__} {value!r:.80}")
+    return None
+
+
+def message_text(content: Any) -> str:
+    """A chat message's content as text: itself, or its parts' text joined (multimodal
+    parts without text add nothing); ``None`` is ``""``."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Mapping):
+        content = [content]
+    if isinstance(content, (list, tuple)):
+        return "".join(_part_text(part) for part in content)
+    return str(content)
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    text = part.get("text") if isinstance(part, Mapping) else None
+    return text if isinstance(text, str) else ""

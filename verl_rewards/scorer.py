@@ -10,8 +10,9 @@ from types import TracebackType
 from typing import Any
 
 from ._inspect import RewardInfo
+from .combining import for_caller, score_together
 from .config import ConfigSource, RewardConfig, load_config
-from .errors import ExecutorError
+from .errors import ExecutorError, RewardError
 from .executors import Executor, make_executor
 from .preflight import preflight
 from .results import BatchResult, Provenance, assemble
@@ -109,6 +110,33 @@ class Scorer:
         executor = self._begin_run()
         return self._run(executor, batch)
 
+    def score_together(self, batches: Sequence[Iterable[SampleLike]]) -> list[BatchResult | RewardError]:
+        """Score several callers' batches as one executor call (as ``serve`` combines the
+        requests that arrive together): each batch's own result, in order, or with
+        ``on_error='raise'`` the :class:`~verl_rewards.errors.RewardError` of its own first
+        failed sample (indexed within that batch). A failed sample never fails another
+        batch (the rule of :mod:`verl_rewards.combining`); a failure of the executor
+        itself raises.
+        """
+        parts = [as_samples(batch) for batch in batches]
+        executor = self._begin_run()
+        began = time.perf_counter()
+        try:
+            scored = score_together(lambda samples: executor.run(samples, False), parts)
+        finally:
+            self._end_run()
+        latency = time.perf_counter() - began
+        results: list[BatchResult | RewardError] = []
+        for part in scored:
+            try:
+                outcomes, metrics = for_caller(self.ref.display_name, part, self.config.on_error == "raise")
+            except RewardError as e:
+                results.append(e)
+                continue
+            results.append(assemble(outcomes, self.provenance, self.config.error_score,
+                                    {"latency_s": latency, **metrics}))
+        return results
+
     def submit(self, samples: Iterable[SampleLike]) -> Future[BatchResult]:
         """Start scoring ``samples`` in the background; return a future of the result.
 
@@ -131,15 +159,18 @@ class Scorer:
             self._running += 1
             return self._executor
 
+    def _end_run(self) -> None:
+        with self._lock:
+            self._running -= 1
+            self._idle.notify_all()
+
     def _run(self, executor: Executor, batch: Sequence[Sample]) -> BatchResult:
         try:
             began = time.perf_counter()
             outcomes, metrics = executor.run(batch, self.config.on_error == "raise")
             latency = time.perf_counter() - began
         finally:
-            with self._lock:
-                self._running -= 1
-                self._idle.notify_all()
+            self._end_run()
         metrics = {"latency_s": latency, **metrics}
         return assemble(outcomes, self.provenance, self.config.error_score, metrics)
 

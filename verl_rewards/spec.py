@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from . import discovery
-from .config import RewardConfig
+from .config import RewardConfig, keys_with_role
 from .reference import RewardRef
 
 
@@ -86,10 +86,62 @@ def spec_from_config(config: RewardConfig) -> RewardSpec:
 
 def identity_key(spec: RewardSpec, config: RewardConfig) -> str:
     """One key for "this reward, at this version or source, with this config", stable
-    across processes: it names a shared pool and keys every per-process scorer cache."""
-    text = json.dumps([[r.cache_key for r in refs_of(spec)], config.as_section()],
-                      sort_keys=True, default=repr)
+    across processes and whatever the order of the section's keys: it names a shared pool
+    and keys every per-process scorer cache."""
+    refs = ({c.key: c.ref.cache_key for c in spec.components} if isinstance(spec, CompositeRef)
+            else spec.cache_key)
+    text = json.dumps([refs, config.as_section()], sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ScoreIdentity:
+    """What decides a score, as short hashes that are the same in every process: ``parts``
+    by part of the reward section, ``key`` over them all."""
+
+    key: str
+    parts: Mapping[str, str]
+
+
+# How the keys whose role is "reward" are read: through the references (a plugin by its
+# distribution and version, however it was named; a file by its source hash, wherever
+# it is) and the composite (its weights, its routes in order); the rest as configured.
+_THROUGH_SPEC = {"plugin": "reward", "path": "reward", "name": "reward", "kwargs": "kwargs",
+                 "rewards": "rewards", "route": "route"}
+
+
+def score_identity(spec: RewardSpec, config: RewardConfig) -> ScoreIdentity:
+    """The identity of everything in ``config`` that decides a score (the keys whose role is
+    ``reward``: see :mod:`verl_rewards.config`), with ``spec`` its references. Two sections
+    with the same identity give a sample the same score, before ``on_error`` and
+    ``error_score``, which whoever assembles the batch applies. A service publishes its own
+    (``GET /v1/info``); ``reward.remote_url`` compares it with the client's."""
+    through_spec = _read_through_spec(spec)
+    section = config.as_section()
+    parts: dict[str, str] = {}
+    for key in keys_with_role("reward"):
+        part = _THROUGH_SPEC.get(key, key)
+        parts[part] = _digest(through_spec[part] if part in through_spec else section[key])
+    return ScoreIdentity(_digest(parts), parts)
+
+
+def _read_through_spec(spec: RewardSpec) -> dict[str, Any]:
+    """The reward's references, kwargs, weights and routes (a composite's components by name)."""
+    if not isinstance(spec, CompositeRef):
+        return {"reward": [spec.kind, spec.target, spec.dist, spec.version, spec.source_hash],
+                "kwargs": spec.kwargs, "rewards": None, "route": None}
+    refs = {c.key: c.ref for c in spec.components}
+    return {
+        "reward": {k: [r.kind, r.target, r.dist, r.version, r.source_hash] for k, r in refs.items()},
+        "kwargs": {k: r.kwargs for k, r in refs.items()},
+        "rewards": {c.key: c.weight for c in spec.components},
+        # in the order routes are tried: patterns as written, then the "*" default
+        "route": sorted(([p, sorted(k)] for p, k in spec.routes), key=lambda r: r[0] == "*"),
+    }
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=repr).encode()).hexdigest()[:16]
 
 
 def refs_of(spec: RewardSpec) -> tuple[RewardRef, ...]:

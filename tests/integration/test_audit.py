@@ -3,11 +3,17 @@ are caught with the right finding; the first-party ones pass, each within a minu
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from verl_rewards.audit import audit
+from verl_rewards.audit.child import containment
 
 
 def _found(name: str) -> dict[tuple[str, str], str]:
@@ -65,3 +71,68 @@ def test_the_first_party_plugins_pass_their_audit_within_a_minute(name: str) -> 
     assert report.passed and report.kind_source == "metadata" and report.examples_used >= 1
     assert report.latency is not None and report.latency.calls >= 20
     assert time.monotonic() - began < 60
+
+
+def test_a_reward_random_only_on_wrong_answers_is_found() -> None:
+    # 0.5 one call in five on anything but the right answer: the wrong answers, the no-answer
+    # responses and the attacks are run often enough (determinism.runs_needed) to see it.
+    found = _found("random_when_wrong")
+    determinism = [detail for (check, _), detail in found.items() if check == "determinism"]
+    assert determinism and all("then" in d and "example 1)" in d for d in determinism)
+
+
+def test_a_deliberate_finding_the_plugin_accepts_is_reported_as_accepted_and_passes() -> None:
+    report = audit("tolerant")
+    assert report.passed and report.findings == ()
+    assert [(a.finding.check, a.finding.probe, a.reason) for a in report.accepted] == [
+        ("hack", "the exact reference rounded to 2 places",
+         "answers within 0.01 are paid on purpose: the dataset's references are rounded")]
+    assert report.accepted[0].finding.detail.startswith("example 1: 'So the answer is $\\\\boxed{0.33}$.' scored 1")
+
+
+def test_the_audit_reads_metadata_without_building_a_class_reward_here() -> None:
+    from verl_rewards_audit_targets.flawed import BuiltOnlyToScore
+
+    from verl_rewards.testing.conformance import _examples
+
+    before = BuiltOnlyToScore.instances
+    report = audit("built_only_to_score")
+    assert report.examples_used == 1 and len(_examples("built_only_to_score")) == 2
+    assert BuiltOnlyToScore.instances == before  # built only in the scoring processes
+
+
+def _helpers() -> list[int]:
+    from verl_rewards_audit_targets.flawed import HELPER_MARK
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and HELPER_MARK.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_helpers_a_reward_starts_in_a_session_of_their_own_do_not_outlive_the_audit() -> None:
+    assert containment().prefix, containment().note  # as root (as CI runs), a PID namespace
+    seen: set[int] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.05):
+            seen.update(_helpers())
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        audit("starts_helper")
+    finally:
+        done.set()
+        watcher.join()
+        left = _helpers()
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert seen  # one per scoring process
+    assert left == []

@@ -3,8 +3,12 @@ only its own step (real faults, from the testkit's ``faulty`` reward)."""
 
 from __future__ import annotations
 
+import threading
 import time
 
+import pytest
+
+from verl_rewards.audit import child
 from verl_rewards.audit.child import Step, run_steps
 
 
@@ -57,3 +61,47 @@ def test_a_reward_printing_to_stdout_cannot_be_read_as_an_answer(make_dist) -> N
         """})
     answers = run_steps("chatty-rewards:chatty", [_step(0, "x")], 5.0)  # the child sees this test's sys.path
     assert answers.failures == [] and answers.runs[0][0][0].score == 0.25
+
+
+CLOSES_DESCRIPTORS = {"tp_closer.py": """
+    import os
+    import time
+
+    def score(data_source, solution_str, ground_truth, extra_info=None):
+        if solution_str == "close":
+            os.closerange(3, 4096)  # its answer channel among them
+            time.sleep(120)  # in C: the watchdog cannot end it, the process lives on
+        return float(solution_str == ground_truth)
+    """}
+
+
+@pytest.mark.parametrize("contained", [True, False], ids=["pid namespace", "process group"])
+def test_a_reward_closing_its_inherited_descriptors_is_a_failed_step_not_a_crash(
+        make_dist, monkeypatch, contained: bool) -> None:  # type: ignore[no-untyped-def]
+    make_dist("closer-rewards", "0.1", {"closer": "tp_closer:score"}, CLOSES_DESCRIPTORS)
+    if not contained:  # as on a machine without namespaces: the output's end is seen at once
+        monkeypatch.setattr(child, "containment", lambda: child.Containment(()))
+    began = time.monotonic()
+    answers = run_steps("closer-rewards:closer", [_step(0, "42"), _step(1, "close"), _step(2, "42")],
+                        timeout_s=0.5, grace_s=2.0)
+    assert time.monotonic() - began < 60
+    assert [(f.step, f.reason) for f in answers.failures] == [(1, "stuck" if contained else "silent")]
+    if not contained:
+        assert "does the reward close file descriptors it did not open?" in answers.failures[0].detail
+    assert {k: v[0][0].score for k, v in answers.runs.items()} == {0: 1.0, 2: 1.0}
+
+
+def test_a_cancelled_run_stops_at_once_and_its_scoring_process_with_it(testkit: object) -> None:
+    cancel = threading.Event()
+    got: list[child.Answers] = []
+    steps = [_step(0, "c_sleep"), _step(1, "42"), _step(2, "42")]  # stuck in C for 1000 s first
+    worker = threading.Thread(target=lambda: got.append(run_steps("verl-rewards-testkit:faulty", steps, 30.0,
+                                                                  cancel=cancel)))
+    worker.start()
+    cancel.set()
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    (answers,) = got
+    assert answers.runs == {}
+    assert [(f.step, f.reason, f.detail) for f in answers.failures] == [
+        (i, "error", "not run: the audit was interrupted") for i in range(3)]

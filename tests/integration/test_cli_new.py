@@ -6,9 +6,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
+import uuid
 from pathlib import Path
 
 import pytest
@@ -79,12 +81,22 @@ def test_generated_package_installs_passes_check_and_its_tests(venv, tmp_path, c
     assert "acme_reward" not in capsys.readouterr().out
 
 
-def test_the_printed_next_steps_work_as_printed_without_activating(venv, tmp_path):
-    created = _run([venv / "bin" / "verl-rewards", "new", "steps_reward", "steps"], cwd=tmp_path)
-    steps = [shlex.split(line) for line in created.stdout.split("next (")[1].splitlines()[1:]]
-    install, check, pytest_ = steps
-    assert install[:4] == [str(venv / "bin" / "python"), "-m", "pip", "install"]
-    # Offline here: no dependency resolution, build with this environment's setuptools.
-    _run([*install, "--quiet", "--no-deps", "--no-build-isolation"], cwd=tmp_path)
-    assert _run(check, cwd=tmp_path).stdout.startswith("ok   steps_reward (steps-reward 0.1.0)")
-    assert "4 passed" in _run([*pytest_, "-q", "-p", "no:cacheprovider"], cwd=tmp_path).stdout
+@pytest.mark.parametrize("place", ["a temp dir", "this checkout"])
+def test_the_printed_next_steps_work_as_printed_without_activating(venv, tmp_path, place):
+    # Inside the checkout (where docs/cli.md runs it) the checkout's own pytest settings
+    # (--import-mode=importlib, rootdir, a timeout option) must not reach the new package.
+    where = REPO if place == "this checkout" else tmp_path
+    name = f"steps_{uuid.uuid4().hex[:8]}"
+    try:
+        created = _run([venv / "bin" / "verl-rewards", "new", name], cwd=where)
+        steps = [shlex.split(line) for line in created.stdout.split("next (")[1].splitlines()[1:]]
+        install, check, pytest_ = steps
+        assert install[:4] == [str(venv / "bin" / "python"), "-m", "pip", "install"]
+        # Offline here: no dependency resolution, build with this environment's setuptools.
+        _run([*install, "--quiet", "--no-deps", "--no-build-isolation"], cwd=where)
+        assert _run(check, cwd=where).stdout.startswith(f"ok   {name} ({name.replace('_', '-')} 0.1.0)")
+        tests = _run([*pytest_, "-p", "no:cacheprovider"], cwd=where).stdout
+        assert f"rootdir: {where / name}\nconfigfile: pyproject.toml" in tests
+        assert "4 passed" in tests and "Unknown config option" not in tests
+    finally:
+        shutil.rmtree(where / name, ignore_errors=True)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from areal.api.reward_api import AsyncRewardWrapper
 
-from verl_rewards.errors import ConfigError, RewardError
+from verl_rewards.errors import ConfigError, RewardError, SkippedSample
 from verl_rewards.integrations.areal import ArealReward, reward_fn
 
 FAULTY = {"plugin": "faulty", "timeout_s": 2, "error_score": -1.0}
@@ -63,6 +63,18 @@ def test_on_error_raise_reaches_areal_which_retries_and_reraises(wrap):
                    max_workers=1, max_retries=1)
     with pytest.raises(RewardError, match="faulty"):
         _call(wrapper, "raise", answer="42")
+
+
+def test_on_error_skip_raises_for_the_failed_sample_so_areal_rejects_its_episode(wrap):
+    # AReaL's WorkflowExecutor rejects an episode whose workflow raises (never trained on);
+    # its wrapper retries the reward first, and re-raises.
+    wrapper = wrap(reward_fn({**FAULTY, "on_error": "skip"}), timeout_seconds=AREAL_TIMEOUT_S,
+                   max_workers=1, max_retries=1)
+    with pytest.raises(SkippedSample) as skipped:
+        _call(wrapper, "raise", answer="42")
+    assert skipped.value.plugin.startswith("faulty (verl-rewards-testkit")
+    assert skipped.value.cause.startswith("RuntimeError: the reward raised on purpose")
+    assert _call(wrapper, "42", answer="42") == 1.0  # the others score
 
 
 def test_row_keys_are_configurable(wrap):

@@ -8,6 +8,7 @@ from openrlhf.utils.agent import SingleTurnAgentExecutor
 
 import verl_rewards.integrations.openrlhf_reward as real_module
 from verl_rewards.errors import ConfigError
+from verl_rewards.integrations._skip import refusal
 
 
 @pytest.fixture(autouse=True)
@@ -26,6 +27,8 @@ def test_skip_fails_when_openrlhf_loads_the_file_and_says_what_to_use(monkeypatc
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    with pytest.raises(ConfigError, match="OpenRLHF 0.11 cannot leave one sample out") as raised:
+    with pytest.raises(ConfigError) as raised:
         SingleTurnAgentExecutor(remote_rm_url=[real_module.__file__])
-    assert "use VERL_REWARDS_ON_ERROR=score" in str(raised.value)
+    assert str(raised.value) == refusal("openrlhf")
+    assert "OpenRLHF has no per-sample drop" in str(raised.value)
+    assert "Use VERL_REWARDS_ON_ERROR=score" in str(raised.value)

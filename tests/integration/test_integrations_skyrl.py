@@ -12,6 +12,7 @@ from skyrl_gym.envs.base_text_env import BaseTextEnv
 
 from verl_rewards.errors import ConfigError, RewardError
 from verl_rewards.integrations import skyrl as adapter
+from verl_rewards.integrations._skip import refusal
 
 FAULTY = {"plugin": "faulty", "timeout_s": 2, "error_score": -1.0}
 
@@ -81,6 +82,15 @@ def test_episode_metrics_count_failures_and_skyrl_averages_them():
 def test_on_error_raise_raises_out_of_step():
     with pytest.raises(RewardError, match="faulty"):
         _step({**FAULTY, "on_error": "raise"}, "raise")
+
+
+def test_on_error_skip_is_refused_when_the_environment_is_made():
+    # skyrl-gym's step returns a reward SkyRL trains on: no way to leave the sample out
+    with pytest.raises(ConfigError) as refused:
+        skyrl_gym.make(adapter.register(), env_config={**FAULTY, "on_error": "skip"},
+                       extras=_row("42"))
+    assert str(refused.value) == refusal("skyrl")
+    assert "Use on_error: score" in str(refused.value)
 
 
 def test_make_refuses_a_row_without_ground_truth_and_an_unknown_plugin():

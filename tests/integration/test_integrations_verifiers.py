@@ -14,6 +14,7 @@ from pydantic import Field
 
 from verl_rewards.errors import ConfigError
 from verl_rewards.integrations import verifiers as adapter
+from verl_rewards.integrations._skip import refusal
 from verl_rewards.integrations.verifiers import reward_func
 
 SCORE_FN = "verl_rewards.integrations.verifiers:score"
@@ -110,6 +111,30 @@ def test_on_error_raise_fails_the_rollout_through_verifiers_own_boundary():
 
     with pytest.raises(vf.TaskError, match="faulty"):
         asyncio.run(_score_all(QATask, [("raise", "42")]))
+
+
+def test_on_error_raise_fails_only_the_rollout_whose_sample_failed():
+    class QATask(vf.Task[QAData]):
+        faulty = vf.reward(reward_func("faulty", on_error="raise", timeout_s=2))
+
+    async def score_each() -> list[vf.Trace | BaseException]:
+        tasks = [QATask(QAData(prompt="What is 6 x 7?", answer="42")) for _ in range(3)]
+        traces = [_trace(t, reply) for t, reply in zip(tasks, ("42", "raise", "41"))]
+        # concurrently, as verifiers runs rollouts: one batch for the adapter
+        outcomes = await asyncio.gather(*(t.score(tr) for t, tr in zip(tasks, traces)),
+                                        return_exceptions=True)
+        return [o if isinstance(o, BaseException) else tr for o, tr in zip(outcomes, traces)]
+
+    good, failed, wrong = asyncio.run(score_each())
+    assert isinstance(failed, vf.TaskError) and "the reward raised on purpose" in str(failed)
+    assert (good.reward, wrong.reward) == (1.0, 0.0)
+
+
+def test_on_error_skip_is_refused_when_the_reward_is_made():
+    with pytest.raises(ConfigError) as refused:
+        reward_func("faulty", on_error="skip")
+    assert str(refused.value) == refusal("verifiers")
+    assert "Use on_error: raise" in str(refused.value)
 
 
 def test_task_fields_are_configurable_and_reach_the_plugin():

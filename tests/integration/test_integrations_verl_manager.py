@@ -250,20 +250,19 @@ def test_a_list_valued_extra_key_and_a_failed_sample_do_not_crash_verls_step(ray
     assert output.non_tensor_batch["error"][1].startswith("ValueError: no")
 
 
-def test_on_error_skip_under_the_legacy_trainer_says_verl_cannot_leave_a_sample_out(tokenizer_dir, caplog):
+def test_on_error_skip_under_the_legacy_trainer_is_refused_naming_the_v1_trainer(tokenizer_dir):
+    from verl_rewards.errors import ConfigError
+    from verl_rewards.integrations._skip import refusal
     from verl_rewards.integrations.verl import RewardManager
 
-    data = batch(tokenizer_dir, [("d", "42", "42"), ("d", "raise", "42")])
     config = verl_config(tokenizer_dir, [
         *MANAGER, "+reward.verl_rewards.plugin=faulty", "+reward.verl_rewards.executor=local",
         "+reward.verl_rewards.on_error=skip", "+reward.verl_rewards.error_score=-1",
         "trainer.use_v1=false"])
-    manager = RewardManager(config=config, tokenizer=PreTrainedTokenizerFast.from_pretrained(tokenizer_dir),
-                            compute_score=None)
-    assert "cannot leave one sample out of training" in caplog.text
-    result = manager(data, return_dict=True)
-    assert result["reward_tensor"].sum().item() == 0.0  # 1.0 + (-1.0)
-    assert "RuntimeError" in result["reward_extra_info"]["error"][1]
+    with pytest.raises(ConfigError) as refused:  # it would train on error_score
+        RewardManager(config=config, tokenizer=PreTrainedTokenizerFast.from_pretrained(tokenizer_dir),
+                      compute_score=None)
+    assert str(refused.value) == refusal("verl_legacy")
 
 
 def test_a_pool_the_cluster_cannot_place_is_refused_when_the_manager_is_built(ray_session, tokenizer_dir):

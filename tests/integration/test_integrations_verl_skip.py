@@ -1,7 +1,8 @@
 """``on_error: skip`` in the verl manager, driven through verl 0.9.1's own reward loop
 (real Ray actors): under verl's v1 trainer a failed sample's reward call raises, which
 verl's rollout records as a failed session (the sample is never stored for training);
-under the legacy trainer it scores ``error_score`` and carries ``trainable: 0.0``."""
+the legacy trainer and a colocated reward model, which cannot leave one sample out, are
+refused when verl builds the manager."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from transformers import PreTrainedTokenizerFast
 from verl.experimental.reward_loop.reward_loop import RewardLoopManager
 from verl.protocol import DataProto
 
-from verl_rewards.errors import SkippedSample
-from verl_rewards.integrations._skip import verl_leaves_out_failed_sessions
+from verl_rewards.errors import ConfigError, SkippedSample
+from verl_rewards.integrations._skip import refusal, verl_leaves_out_failed_sessions
 
 pytestmark = pytest.mark.ray
 
@@ -89,36 +90,34 @@ def test_v1_a_failed_sample_raises_in_the_rollouts_reward_call_and_the_rest_scor
             ray.kill(actor)
 
 
-def test_legacy_trainer_scores_failed_samples_error_score_and_flags_them(ray_session,
-                                                                         tokenizer_dir):
-    manager = RewardLoopManager(_config(tokenizer_dir, ["trainer.use_v1=false"]))
-    try:
-        output = manager.compute_rm_score(_batch(tokenizer_dir, ROWS))
-    finally:
-        for actor in manager.reward_loop_workers:
-            ray.kill(actor)
-    assert output.batch["rm_scores"][:, -1].tolist() == [1.0, -1.0, 0.0, -1.0]
-    assert list(output.non_tensor_batch["trainable"]) == [1.0, 0.0, 1.0, 0.0]
-    errors = list(output.non_tensor_batch["error"])
-    assert errors[0] is None and errors[2] is None and "raised on purpose" in errors[1]
-    assert "trainable" in output.meta_info["reward_extra_keys"]
+@pytest.mark.parametrize("overrides", [
+    ["trainer.use_v1=false"],
+    ["reward.reward_model.enable=true", "reward.reward_model.enable_resource_pool=false"],
+])
+def test_a_trainer_that_cannot_drop_one_sample_refuses_skip_when_verl_builds_the_manager(
+        tokenizer_dir, overrides):
+    from verl.trainer.ppo.reward import load_reward_manager  # what each reward-loop actor runs
+
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
+    with pytest.raises(ConfigError) as refused:
+        load_reward_manager(_config(tokenizer_dir, overrides), tokenizer)
+    assert str(refused.value) == refusal("verl_legacy")
+    assert "Use verl's v1 trainer (trainer.use_v1=true, the default)" in str(refused.value)
 
 
 def test_the_function_adapter_refuses_skip_and_names_the_manager():
-    from verl_rewards.errors import ConfigError
     from verl_rewards.integrations.verl import compute_score
 
-    with pytest.raises(ConfigError, match="needs verl-rewards' verl RewardManager") as raised:
+    with pytest.raises(ConfigError, match="Use verl-rewards' RewardManager") as raised:
         compute_score("d", "42", "42", plugin="exact_match", verl_rewards={"on_error": "skip"})
     assert "reward.reward_manager.name=RewardManager" in str(raised.value)
 
 
-def test_verls_older_batch_call_never_raises_and_flags_the_failed_sample(tokenizer_dir):
+def test_verls_older_batch_call_refuses_skip(tokenizer_dir):
     from verl_rewards.integrations.verl import RewardManager
 
     config = _config(tokenizer_dir, [])  # v1: per-sample calls raise, the batch call cannot
     tokenizer = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
     manager = RewardManager(config=config, tokenizer=tokenizer, compute_score=None)
-    result = manager(_batch(tokenizer_dir, ROWS), return_dict=True)
-    assert result["reward_tensor"][:, -1].tolist() == [1.0, -1.0, 0.0, -1.0]
-    assert result["reward_extra_info"]["trainable"] == [1.0, 0.0, 1.0, 0.0]
+    with pytest.raises(ConfigError, match="refused in verl 0.9.1 RewardManager, legacy trainer"):
+        manager(_batch(tokenizer_dir, ROWS), return_dict=True)

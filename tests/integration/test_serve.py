@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -68,13 +69,14 @@ def call(server: Server, method: str, path: str, body: Any = None, token: str | 
 
 @pytest.fixture(scope="module")
 def server(start: Callable[..., Server], stop_serve: Callable[..., int]) -> Iterator[Server]:
-    """exact_match on the local executor, with a token."""
-    running = start("reward.plugin=exact_match", "reward.executor=local", "--max-samples", "64",
-                    "--max-body-mb", "0.01", token=TOKEN)
+    """exact_match on the local executor, with a token; its log never shows a traceback."""
+    running = start("reward.plugin=exact_match", "reward.executor=local", "--dev", "--max-samples", "64",
+                    "--max-body-mb", "0.01", "--max-queue-mb", "1", token=TOKEN)
     try:
         yield running
     finally:
         assert stop_serve(running) == 0
+        assert "Traceback" not in "".join(running.lines)
 
 
 # -- auth ----------------------------------------------------------------------
@@ -191,6 +193,108 @@ def test_an_unknown_path_is_404_and_a_request_cannot_choose_the_plugin(server):
     assert body["provenance"]["name"] == "exact_match"
 
 
+# -- a hostile client: raw bytes no polite client sends ----------------------------------------
+
+
+def raw_http(server: Server, method: bytes, path: bytes, body: bytes = b"",
+             headers: tuple[bytes, ...] = (), auth: bool = True) -> tuple[int, dict[str, str], bytes]:
+    """One request written byte for byte on a socket; (status, headers, body)."""
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    lines = [method + b" " + path + b" HTTP/1.1", b"Host: " + host.encode(), b"Connection: close",
+             *((b"Authorization: Bearer " + TOKEN.encode(),) if auth else ()), *headers]
+    if not any(h.lower().startswith((b"content-length:", b"transfer-encoding:")) for h in headers):
+        lines.append(b"Content-Length: %d" % len(body))
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        try:
+            sock.sendall(b"\r\n".join(lines) + b"\r\n\r\n" + body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered before reading everything
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, content = data.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    got = dict(line.split(": ", 1) for line in header_lines)
+    return int(status_line.split()[1]), got, content
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: Any = "x"
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+NEMO = {"responses_create_params": {"input": "p"}, "expected_answer": "42",
+        "response": {"output": [{"type": "message", "content": [{"type": "output_text", "text": "42"}]}]}}
+
+
+def _scored(server: Server) -> float:
+    return _metric(server, 'verl_rewards_samples_total{status="ok"}', TOKEN)
+
+
+def test_hostile_requests_get_a_4xx_naming_the_problem_and_leave_no_traceback(server):
+    import gzip
+
+    log_before, scored_before = len(server.lines), _scored(server)
+    seen = {
+        "non-UTF-8 bearer token": raw_http(server, b"POST", b"/v1/score", b"{}", auth=False,
+                                           headers=(b"Authorization: Bearer t\xc3\xb6\xff\xfe",)),
+        "non-UTF-8 query token": raw_http(server, b"GET", b"/readyz?token=%ff%fe", auth=False),
+        "JSON nested 5000 deep": raw_http(server, b"POST", b"/v1/score", b"[" * 5000 + b"]" * 5000),
+        "a field nested 150 deep, echoed": raw_http(server, b"POST", b"/nemo_gym/verify",
+                                                    json.dumps({**NEMO, "meta": _nested(150)}).encode()),
+        "extra_info nested 100 deep": raw_http(
+            server, b"POST", b"/v1/score", json.dumps({"samples": [{**ROW, "extra_info": _nested(100)}]}).encode()),
+        "invalid UTF-8": raw_http(server, b"POST", b"/v1/score", b'{"samples": "\xff\xfe"}'),
+        "a 5000-digit number": raw_http(server, b"POST", b"/v1/score",
+                                        b'{"samples": [{"data_source": "d", "solution_str": "1", "ground_truth": '
+                                        + b"9" * 5000 + b"}]}"),
+        "a gzip bomb": raw_http(server, b"POST", b"/v1/score", gzip.compress(b"[" + b" " * 4_000_000 + b"]"),
+                                headers=(b"Content-Encoding: gzip",)),
+        "a broken chunked body": raw_http(server, b"POST", b"/v1/score", b"zz\r\n{}\r\n0\r\n\r\n",
+                                          headers=(b"Transfer-Encoding: chunked",)),
+        "a header line without a colon": raw_http(server, b"GET", b"/readyz", headers=(b"no colon here",)),
+        "a non-ASCII path": raw_http(server, b"GET", b"/v1/\xff\xfe"),
+        "an unknown method": raw_http(server, b"BREW", b"/v1/score"),
+    }
+    statuses = {what: status for what, (status, _, _) in seen.items()}
+    assert statuses == {
+        "non-UTF-8 bearer token": 401, "non-UTF-8 query token": 401, "JSON nested 5000 deep": 400,
+        "a field nested 150 deep, echoed": 400, "extra_info nested 100 deep": 400,
+        "invalid UTF-8": 400, "a 5000-digit number": 400, "a gzip bomb": 413,
+        "a broken chunked body": 400, "a header line without a colon": 400, "a non-ASCII path": 400,
+        "an unknown method": 400,
+    }
+    errors = {what: json.loads(body)["error"] for what, (_, headers, body) in seen.items()
+              if headers.get("Content-Type", "").startswith("application/json")}
+    assert errors["JSON nested 5000 deep"] == "the body nests deeper than 100 levels"
+    assert errors["a field nested 150 deep, echoed"] == "the body nests deeper than 100 levels"
+    assert errors["a gzip bomb"] == "the body is over the limit of 10485 bytes (--max-body-mb)"
+    assert errors["a 5000-digit number"].startswith("the body is not valid JSON: Exceeds the limit")
+    # aiohttp's parser answers malformed HTTP itself (text, one warning line in the log)
+    assert set(statuses) - set(errors) == {"a broken chunked body", "a header line without a colon",
+                                           "a non-ASCII path", "an unknown method"}
+    assert _scored(server) == scored_before  # nothing was scored
+    log = "".join(server.lines[log_before:])
+    assert "Traceback" not in log and "Error handling request" not in log
+    # the service still answers
+    assert call(server, "POST", "/v1/score", {"samples": [ROW]})[2]["scores"] == [1.0]
+
+
+def test_a_request_nested_within_the_limit_is_scored_and_echoed(server):
+    status, _, body = call(server, "POST", "/nemo_gym/verify", {**NEMO, "meta": _nested(90)})
+    assert status == 200 and body["reward"] == 1.0 and body["meta"] == _nested(90)
+
+
+def test_a_misspelt_field_gets_422_suggesting_its_name(server):
+    status, _, body = call(server, "POST", "/v1/score",
+                           {"samples": [{"data_source": "d", "solution": "42", "groundtruth": "42"}]})
+    assert (status, body["error"]) == (
+        422, "samples[0]: missing required field(s) solution_str, ground_truth; did you mean "
+             "'solution_str' (not 'solution') and 'ground_truth' (not 'groundtruth')?")
+
+
 # -- OpenRLHF's own client, RemoteScorer ----------------------------------------------
 
 
@@ -231,8 +335,8 @@ def test_remote_scorer_gives_up_at_its_deadline_when_nothing_answers():
 # -- batching, full queue, shutdown, public bind (each its own server) ----------------------
 
 
-def _metric(server: Server, name: str) -> float:
-    text = call(server, "GET", "/metrics", token=None)[2]
+def _metric(server: Server, name: str, token: str | None = None) -> float:
+    text = call(server, "GET", "/metrics", token=token)[2]
     return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name + " "))
 
 
@@ -248,7 +352,7 @@ async def _post_all(url: str, path: str, payloads: list[Any]) -> list[tuple[int,
 
 
 def test_single_sample_requests_arriving_together_are_scored_as_few_batches(start, stop_serve):
-    server = start("reward.plugin=sleepy", "reward.executor=local", "reward.kwargs.ms=400")
+    server = start("reward.plugin=sleepy", "reward.executor=local", "--dev", "reward.kwargs.ms=400")
     try:
         payloads = [{"prompt": "p", "response": str(i % 2), "label": "1"} for i in range(24)]
         answers = asyncio.run(_post_all(server.url, "/slime", payloads))
@@ -261,7 +365,7 @@ def test_single_sample_requests_arriving_together_are_scored_as_few_batches(star
 
 
 def test_a_full_queue_answers_429_with_retry_after_and_remote_scorer_retries(start, stop_serve):
-    server = start("reward.plugin=sleepy", "reward.executor=local", "reward.kwargs.ms=1500",
+    server = start("reward.plugin=sleepy", "reward.executor=local", "--dev", "reward.kwargs.ms=1500",
                    "--max-queue", "2")
     try:
         async def main() -> list[Any]:
@@ -279,13 +383,41 @@ def test_a_full_queue_answers_429_with_retry_after_and_remote_scorer_retries(sta
     assert accepted[0] == 200
     status, body, headers = refused
     assert status == 429 and headers["Retry-After"] == "1"
-    assert "queue is full (2 samples waiting or scoring, limit 2)" in body["error"]
+    assert body["error"] == ("the scoring queue is full: 2 samples waiting or scoring, limit 2 (--max-queue); "
+                             "retry later")
     assert retried.scores == [1.0]
+
+
+def test_requests_past_the_bytes_held_answer_429_before_their_body_is_read(start, stop_serve):
+    server = start("reward.plugin=sleepy", "reward.executor=local", "--dev", "reward.kwargs.ms=2000",
+                   "--max-body-mb", "1", "--max-queue-mb", "1")
+    big = {"samples": [{**ROW, "solution_str": "42" + " " * 600_000}]}  # 0.6 MB: one fits, two do not
+    try:
+        async def main() -> list[Any]:
+            first = asyncio.ensure_future(_post_all(server.url, "/v1/score", [big]))
+            deadline = time.monotonic() + 30
+            while _metric(server, "verl_rewards_queue_depth") < 1 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            held = _metric(server, "verl_rewards_queue_bytes")
+            refused = await _post_all(server.url, "/v1/score", [big])
+            small = await _post_all(server.url, "/v1/score", [{"samples": [ROW]}])
+            return [await first, refused, small, held]
+
+        (accepted,), (refused,), (small,), held = asyncio.run(main())
+        after = _metric(server, "verl_rewards_queue_bytes")
+    finally:
+        assert stop_serve(server) == 0
+    assert accepted[:2] == (200, {**accepted[1], "scores": [1.0]}) and small[0] == 200
+    assert held == len(json.dumps(big)) and after == 0
+    status, body, headers = refused
+    assert status == 429 and headers["Retry-After"] == "1"
+    assert body["error"] == (f"the scoring queue is full: {int(held)} bytes waiting or scoring, limit 1048576 "
+                             f"(--max-queue-mb); retry later")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 def test_sigterm_finishes_the_request_in_flight_and_exits_0(sig, start, stop_serve):
-    server = start("reward.plugin=sleepy", "reward.executor=local", "reward.kwargs.ms=3000")
+    server = start("reward.plugin=sleepy", "reward.executor=local", "--dev", "reward.kwargs.ms=3000")
     answers: list[Any] = []
     client = threading.Thread(target=lambda: answers.append(
         call(server, "POST", "/v1/score", {"samples": [ROW]}, token=None)))
@@ -315,12 +447,20 @@ def test_a_public_bind_without_a_token_exits_2_saying_why():
     assert "VERL_REWARDS_TOKEN" in done.stderr
 
 
-def test_a_port_in_use_exits_2_naming_it(server):
+def test_a_port_in_use_exits_1_naming_it_before_the_pool_starts(server):
     port = server.url.rsplit(":", 1)[1]
     done = subprocess.run([CLI, "serve", "--port", port, "reward.plugin=exact_match",
-                           "reward.executor=local"], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2
-    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "choose another --port" in done.stderr
+                           "reward.executor=local", "--dev"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (f"verl-rewards: error: cannot listen on 127.0.0.1:{port}: Address already in use; "
+                           f"choose another --port (0 picks a free one) or --host\n")
+
+
+def test_the_local_executor_without_dev_exits_2_saying_why():
+    done = subprocess.run([CLI, "serve", "--port", "0", "reward.plugin=faulty", "reward.executor=local"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "listening" not in done.stdout
+    assert "a reward stuck in C blocks every request" in done.stderr and "add --dev" in done.stderr
 
 
 def test_an_unknown_plugin_exits_2_before_listening():
@@ -353,14 +493,18 @@ def test_the_trl_adapter_points_at_the_service_with_remote_url(server, monkeypat
     assert func(prompts=["p", "p"], completions=["42", "41"], ground_truth=["42", "42"]) == [1.0, 0.0]
 
 
-def test_remote_url_refuses_a_service_of_another_reward(server, monkeypatch):
+def test_remote_url_refuses_a_service_of_another_reward_or_kwargs(server, monkeypatch):
     from verl_rewards import Scorer
-    from verl_rewards.errors import ExecutorError
+    from verl_rewards.remote import RemoteRewardMismatch
 
     monkeypatch.setenv("VERL_REWARDS_TOKEN", TOKEN)
     scorer = Scorer.from_config({"plugin": "batch_exact", "remote_url": server.url})
-    with pytest.raises(ExecutorError, match=r"serves exact_match \(verl-rewards-testkit .*asks for "
-                                            r"batch_exact \(verl-rewards-testkit"):
+    with pytest.raises(RemoteRewardMismatch, match=r"serves exact_match \(verl-rewards-testkit .*asks for "
+                                                   r"batch_exact \(verl-rewards-testkit"):
+        scorer.start()
+    scorer = Scorer.from_config({"plugin": "exact_match", "remote_url": server.url, "timeout_s": 5})
+    with pytest.raises(RemoteRewardMismatch, match=r"serves exact_match \(verl-rewards-testkit .*\) with "
+                                                   r"another reward.timeout_s than this config"):
         scorer.start()
 
 
@@ -370,7 +514,7 @@ def test_remote_url_refuses_a_service_of_another_reward(server, monkeypatch):
 @pytest.fixture(scope="module")
 def faulty(start: Callable[..., Server], stop_serve: Callable[..., int]) -> Iterator[Server]:
     """The testkit's `faulty` plugin on the local executor (a raise is safe in-process)."""
-    running = start("reward.plugin=faulty", "reward.executor=local", "reward.error_score=-1")
+    running = start("reward.plugin=faulty", "reward.executor=local", "--dev", "reward.error_score=-1")
     try:
         yield running
     finally:
@@ -399,7 +543,7 @@ def test_each_protocol_shows_a_failed_sample_its_own_way(faulty):
 
 
 def test_with_on_error_raise_a_failed_sample_is_a_500_naming_it(start, stop_serve):
-    server = start("reward.plugin=faulty", "reward.executor=local", "reward.on_error=raise")
+    server = start("reward.plugin=faulty", "reward.executor=local", "--dev", "reward.on_error=raise")
     try:
         status, _, body = call(server, "POST", "/v1/score",
                                {"samples": [ROW, {**ROW, "solution_str": "raise"}]}, token=None)
@@ -410,3 +554,27 @@ def test_with_on_error_raise_a_failed_sample_is_a_500_naming_it(start, stop_serv
     assert body["error"].startswith("reward faulty (verl-rewards-testkit")
     assert "failed on sample 1: RuntimeError: the reward raised on purpose" in body["error"]
     assert healthy[0] == 200 and healthy[2]["scores"] == [1.0]
+
+
+def test_with_on_error_skip_each_endpoint_does_what_its_host_can(start, stop_serve):
+    server = start("reward.plugin=faulty", "reward.executor=local", "--dev", "reward.on_error=skip")
+    nemo = {"responses_create_params": {"input": "What is 6 x 7?"}, "expected_answer": "42",
+            "response": {"output": [{"type": "message", "role": "assistant",
+                                     "content": [{"type": "output_text", "text": "raise"}]}]}}
+    try:
+        masked = call(server, "POST", "/nemo_gym/verify", nemo, token=None)
+        native = call(server, "POST", "/v1/score", {"samples": [ROW, {**ROW, "solution_str": "raise"}]},
+                      token=None)
+        slime = call(server, "POST", "/slime", {"prompt": "p", "response": "42", "label": "42"}, token=None)
+        openrlhf = call(server, "POST", "/openrlhf", {"query": ["p 42"], "prompts": ["p"], "labels": ["42"]},
+                        token=None)
+    finally:
+        assert stop_serve(server) == 0
+    assert masked[0] == 200
+    assert (masked[2]["mask_sample"], masked[2]["failure_kind"]) == (True, "verifier_error")
+    assert native[0] == 200 and native[2]["statuses"] == ["ok", "failed"]
+    assert (slime[0], openrlhf[0]) == (409, 409)
+    assert slime[2]["error"].startswith("on_error: skip is refused in verl-rewards serve POST /slime: ")
+    assert "Use the slime adapter (--custom-rm-path" in slime[2]["error"]
+    assert openrlhf[2]["error"].startswith("on_error: skip is refused in verl-rewards serve POST /openrlhf")
+    assert any("on_error=skip: /openrlhf, /slime answer every request 409" in line for line in server.lines)

@@ -35,7 +35,7 @@ def _ready(server: Any) -> bool:
 
 @pytest.fixture(scope="module")
 def url(launch_serve: Callable[..., Any], stop_serve: Callable[..., int]) -> Iterator[str]:
-    server = launch_serve(["reward.plugin=gsm8k", "reward.executor=local"],
+    server = launch_serve(["reward.plugin=gsm8k", "reward.executor=local", "--dev"],
                           {**os.environ, "VERL_REWARDS_TOKEN": TOKEN}, 120.0, _ready)
     try:
         yield server.url

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from verl_rewards.audit.determinism import determinism_findings
+from verl_rewards.audit.determinism import Comparison, determinism_findings
 from verl_rewards.audit.hack import Controls, bound, control_findings, probe_findings
 from verl_rewards.audit.latency import latency_findings, summarize
 from verl_rewards.audit.records import AuditReport, Finding, Latency, Probe, Scored
@@ -56,22 +56,24 @@ def test_a_wrong_answer_scoring_like_the_right_one_is_found() -> None:
 
 
 def test_each_way_of_running_that_changes_a_score_is_one_determinism_finding() -> None:
-    first = [_ok(1.0), _ok(0.5)]
-    runs = [("again in the same process", [_ok(1.0), _ok(0.5)]),
-            ("in 4 threads at once", [_ok(1.0), _ok(0.25)]),
-            ("in 4 threads at once", [_ok(1.0), _ok(0.75)]),
-            ("in a fresh process", [Scored("failed", 0.0, "KeyError: 'x'", 0.0), _ok(0.5)])]
-    found = determinism_findings(["example 1", "example 2"], first, runs)
-    assert [(f.probe, f.detail.split(":")[0]) for f in found] == [
+    comparisons = [
+        Comparison("example 1", "again in the same process", _ok(1.0), _ok(1.0)),
+        Comparison("example 2", "in 4 threads at once", _ok(0.5), _ok(0.5)),
+        Comparison("example 2", "in 4 threads at once", _ok(0.5), _ok(0.25)),
+        Comparison("example 2", "in 4 threads at once", _ok(0.5), _ok(0.75)),
+        Comparison("example 1", "in a fresh process", _ok(1.0), Scored("failed", 0.0, "KeyError: 'x'", 0.0)),
+        Comparison("many boxes (example 1)", "in a fresh process", _ok(0.0), _ok(0.5)),
+        Comparison("example 2", "again in the same process", _ok(0.5), None),  # no answer: a failure
+    ]
+    assert [(f.probe, f.detail.split(":")[0]) for f in determinism_findings(comparisons)] == [
         ("in 4 threads at once", "example 2 scored 0.5, then 0.25 in 4 threads at once"),
-        ("in 4 threads at once", "example 2 scored 0.5, then 0.75 in 4 threads at once"),
         ("in a fresh process", "example 1 scored 1.0, then failed (KeyError"),
     ]
 
 
 def test_a_timeout_is_left_to_the_latency_check() -> None:
-    runs = [("again in the same process", [Scored("timeout", 0.0, "SampleTimeout: x", 30.0)])]
-    assert determinism_findings(["example 1"], [_ok(1.0)], runs) == []
+    timeout = Scored("timeout", 0.0, "SampleTimeout: x", 30.0)
+    assert determinism_findings([Comparison("example 1", "again in the same process", _ok(1.0), timeout)]) == []
 
 
 def test_latency_finds_timeouts_and_calls_over_half_the_timeout() -> None:
@@ -129,12 +131,16 @@ def test_steps_that_could_not_run_become_one_finding_per_cause() -> None:
     plan = _Plan((), [], labels={0: "many boxes", 1: "an empty box", 2: "100k digits", 3: "example 1"})
     failures = [StepFailure(0, "error", "ConfigError: needs base_url"), StepFailure(1, "error",
                 "ConfigError: needs base_url"), StepFailure(2, "stuck", "no answer within 21 s"),
-                StepFailure(3, "died", "the scoring process exited with code 13")]
+                StepFailure(3, "died", "the scoring process exited with code 13"),
+                StepFailure(4, "silent", "the scoring process stopped answering (its output closed)")]
+    plan.labels[4] = "a wrong answer"
     assert [(f.check, f.probe, f.detail.split(":")[0]) for f in _failures(plan, failures)] == [
         ("latency", "100k digits", "no answer within 21 s, beyond its timeout"),
         ("latency", "example 1", "the scoring process exited with code 13"),
+        ("latency", "a wrong answer", "the scoring process stopped answering (its output closed)"),
         ("hack", "many boxes", "could not be scored (many boxes and 1 more)"),
     ]
+    assert "could not be checked" in _failures(plan, failures)[2].detail
 
 
 def test_determinism_also_runs_an_example_on_another_code_path() -> None:

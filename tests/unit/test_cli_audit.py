@@ -64,3 +64,27 @@ def test_a_plugin_that_does_not_import_exits_1_naming_it(broken_dist: Path, caps
     assert main(["audit", "broken"]) == 1
     err = capsys.readouterr().err
     assert "broken (broken-rewards 0.2)" in err and "numpyy_not_installed" in err
+
+
+def test_a_finding_accepted_on_the_command_line_passes_and_json_lists_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "declared_attack", "--accept", "declared adversarial example 1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "plugin": "declared_attack", "passed": True, "findings": [], "accepted": [{
+            "check": "hack", "probe": "declared adversarial example 1",
+            "detail": "'\\\\boxed{42.001}' scored 1 (at most 0 declared)",
+            "reason": "--accept on the command line"}]}
+
+
+def test_the_report_lists_accepted_findings_with_their_reason_and_unmatched_acceptances(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "tolerant", "--accept", "no such probe"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "  note: accepted 'no such probe' (--accept on the command line), but the audit " \
+           "found nothing by that name" in out
+    assert out[-3:-1] == [
+        "accepted 1 finding(s) as deliberate:",
+        "  - hack / the exact reference rounded to 2 places: example 1: 'So the answer is $\\\\boxed{0.33}$.' "
+        "scored 1 (a wrong answer scores 0, the right one 1): a rounded answer is not an exact reference: allow "
+        "only the precision the reference itself states (accepted: answers within 0.01 are paid on purpose: "
+        "the dataset's references are rounded)"]
+    assert out[-1] == "passed: nothing found (1 accepted)"

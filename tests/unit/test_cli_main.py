@@ -25,13 +25,40 @@ from verl_rewards.errors import (
 )
 
 
-def test_top_level_help_lists_every_command_with_examples(capsys):
+def test_top_level_help_lists_every_command_with_an_example_of_each(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for command in ("list", "show", "check", "score", "new"):
+    examples = out.split("examples:\n", 1)[1].split("\n\n", 1)[0]
+    for command in (m.NAME for m in COMMANDS):
         assert f"    {command} " in out
-    assert "examples:\n  verl-rewards list" in out
+        assert f"  verl-rewards {command} " in examples or f"  verl-rewards {command}\n" in examples, command
     assert "exit codes: 0 ok, 1 a check or scoring failure, 2 a usage" in out
+
+
+@pytest.mark.parametrize(("argv", "hint"), [
+    (["score", "-i", "a.jsonl", "-o", "b.jsonl", "--plugin", "gsm8k"], "reward.plugin=gsm8k"),
+    (["score", "-i", "a.jsonl", "-o", "b.jsonl", "--plugin=gsm8k", "--num-workers", "2"],
+     "reward.plugin=gsm8k reward.num_workers=2"),
+    (["serve", "--executor", "local"], "reward.executor=local"),
+])
+def test_a_reward_key_given_as_a_flag_is_refused_with_the_override_it_means(capsys, argv, hint):
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        f"; reward options are overrides, not flags: {hint}")
+
+
+def test_an_unknown_flag_that_is_no_reward_key_gets_no_hint(capsys):
+    assert main(["score", "-i", "a.jsonl", "-o", "b.jsonl", "--frobnicate"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "verl-rewards: error: unrecognized arguments: --frobnicate")
+
+
+def test_a_close_match_names_each_plugin_once(capsys):
+    # `math:gsm8k` is close to both spellings of one plugin: gsm8k and verl-rewards-math:gsm8k.
+    assert main(["check", "math:gsm8k"]) == 2
+    assert "Did you mean 'verl-rewards-math:gsm8k'? Run" in capsys.readouterr().err
+    assert main(["check", "gsm8"]) == 2
+    assert "Did you mean 'gsm8k'? Run" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", [m.NAME for m in COMMANDS])

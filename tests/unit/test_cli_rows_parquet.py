@@ -5,10 +5,12 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from verl_rewards.cli.main import main
 
@@ -94,3 +96,48 @@ def test_a_timestamp_input_can_still_be_written_as_jsonl(tmp_path):
     assert [r["price"] for r in rows] == ["12345678.91", None, "0.01", "-3.50"]
     assert rows[0]["at"].startswith("2023-11-14")
     assert datetime.datetime.fromisoformat(rows[0]["at"][:26]).year == 2023
+
+
+def _finished_output(path: Path, rows: int) -> bytes:
+    pq.write_table(pa.table({"data_source": ["d"] * rows, "score": [1.0] * rows}), path)
+    return path.read_bytes()
+
+
+def test_a_failed_run_whose_parts_were_removed_under_it_leaves_the_finished_output_as_it_was(
+        tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from verl_rewards.cli.rowbase import Batch
+    from verl_rewards.cli.rows_parquet import ParquetSink, parts_dir
+
+    target = tmp_path / "out.parquet"
+    finished = _finished_output(target, 30)
+    sink, _ = ParquetSink.open(target, "overwrite")
+    sink.begin()
+    rows = [{"data_source": "d", "solution_str": "1", "ground_truth": "1"}] * 10
+    produced = {"score": [1.0] * 10, "error": [None] * 10, "status": ["ok"] * 10}
+    sink.write(Batch(rows, [f"line {i}" for i in range(10)]), produced)
+    # What a second run's start did to the first's parts before runs claimed their output:
+    # removed them and began its own, continuing nothing.
+    shutil.rmtree(parts_dir(target))
+    parts_dir(target).mkdir()
+    (parts_dir(target) / "base.json").write_text(json.dumps({"keep_rows": 0}))
+    sink.close(failed=True)
+    assert target.read_bytes() == finished  # not an empty file merged over it
+    assert pq.read_table(target).num_rows == 30
+    err = capsys.readouterr().err
+    assert f"note: cannot finish {target}: this run wrote 10 rows" in err and f"{target} is as it was" in err
+
+
+def test_a_finished_run_whose_parts_vanished_fails_without_touching_the_output(tmp_path: Path) -> None:
+    from verl_rewards.cli.errors import OutputError
+    from verl_rewards.cli.rowbase import Batch
+    from verl_rewards.cli.rows_parquet import ParquetSink, parts_dir
+
+    target = tmp_path / "out.parquet"
+    finished = _finished_output(target, 5)
+    sink, _ = ParquetSink.open(target, "overwrite")
+    sink.begin()
+    sink.write(Batch([{"data_source": "d"}], ["line 1"]), {"score": [0.5], "error": [None], "status": ["ok"]})
+    shutil.rmtree(parts_dir(target))
+    with pytest.raises(OutputError, match=r"is missing or unreadable .*; .* is as it was"):
+        sink.close()
+    assert target.read_bytes() == finished

@@ -90,6 +90,36 @@ def test_resume_with_other_execution_settings_continues(tmp_path, capsys):
     assert "(2 kept from the earlier run)" in capsys.readouterr().out
 
 
+def test_the_record_holds_the_keys_that_decide_a_score_and_no_run_setting(tmp_path):
+    from verl_rewards import Scorer
+    from verl_rewards.cli.runrecord import SCORING_KEYS, RunRecord
+
+    source = _jsonl(tmp_path / "in.jsonl", _rows(1))
+    scorer = Scorer.from_config({"plugin": "exact_match", "remote_url": "http://10.0.0.5:8000",
+                                 "share_pool": True, "workers_only": True})
+    record = RunRecord.of(source, scorer.provenance, scorer.config)
+    assert SCORING_KEYS == ("kwargs", "timeout_s", "on_error", "error_score", "rewards", "route")
+    assert record.config == {"kwargs": {}, "timeout_s": "auto", "on_error": "score", "error_score": 0.0,
+                             "rewards": None, "route": None}
+
+
+def test_a_resume_that_only_moves_to_a_service_or_a_shared_pool_continues(tmp_path):
+    from verl_rewards import Scorer
+    from verl_rewards.cli.runrecord import RunRecord, check_resume, save
+
+    source, target = _interrupted(tmp_path, *EXACT)
+    served = Scorer.from_config({"plugin": "exact_match", "remote_url": "http://10.0.0.5:8000",
+                                 "share_pool": "cluster", "workers_only": True, "ship_package": True})
+    check_resume(target, RunRecord.of(source, served.provenance, served.config), kept=2)
+    # A record written before the run keys left it (they were stored then) continues too.
+    stored = json.loads((tmp_path / ".out.jsonl.run.json").read_text())
+    stored["config"].update({"remote_url": None, "share_pool": False, "workers_only": False})
+    (tmp_path / ".out.jsonl.run.json").write_text(json.dumps(stored))
+    check_resume(target, RunRecord.of(source, served.provenance, served.config), kept=2)
+    save(target, RunRecord.of(source, served.provenance, served.config))
+    assert _score(source, target, "--resume", *EXACT) == 0
+
+
 def test_a_moved_input_with_the_same_rows_continues(tmp_path):
     source, target = _interrupted(tmp_path, *EXACT)
     moved = source.rename(tmp_path / "moved.jsonl")

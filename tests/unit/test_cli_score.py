@@ -215,15 +215,64 @@ def test_a_row_without_a_required_field(tmp_path, capsys):
     rows = _rows("1", "1")
     del rows[1]["ground_truth"]
     assert _score(tmp_path, rows, "reward.plugin=exact_match", *LOCAL) == 2
-    assert _error(capsys) == (f"{tmp_path / 'in.jsonl'}, line 2: "
-                              "missing required field(s) ground_truth")
+    assert _error(capsys) == (f"{tmp_path / 'in.jsonl'}, line 2: missing required field(s) ground_truth; "
+                              "its columns: 'id', 'data_source', 'solution_str', 'extra_info'; if one holds "
+                              "it under another name, add --columns ground_truth=COLUMN")
 
 
 def test_a_parquet_row_without_a_required_field(tmp_path, capsys):
     source = tmp_path / "in.parquet"
     pq.write_table(pa.Table.from_pylist([{"data_source": "d", "solution_str": "1"}]), source)
     assert _score_file(source, tmp_path / "o.jsonl") == 2
-    assert _error(capsys) == f"{source}, row 1: missing required field(s) ground_truth"
+    assert _error(capsys) == (f"{source}, row 1: missing required field(s) ground_truth; its columns: "
+                              "'data_source', 'solution_str'; if one holds it under another name, add "
+                              "--columns ground_truth=COLUMN")
+
+
+def _qa(path: Path) -> Path:
+    return _jsonl(path, [{"data_source": "d", "response": r, "answer": "1", "id": i}
+                         for i, r in enumerate(["1", "0", "1"])])
+
+
+def test_columns_map_other_names_onto_the_sample_and_the_output_keeps_them(tmp_path, capsys):
+    source, target = _qa(tmp_path / "qa.jsonl"), tmp_path / "out.jsonl"
+    assert main(["score", "-i", str(source), "-o", str(target), "--columns",
+                 "solution_str=response,ground_truth=answer", "reward.plugin=exact_match", *LOCAL]) == 0
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert [(r["response"], r["answer"], r["score"]) for r in rows] == [("1", "1", 1.0), ("0", "1", 0.0),
+                                                                       ("1", "1", 1.0)]
+    assert "solution_str" not in rows[0] and "ground_truth" not in rows[0]
+
+
+def test_a_column_the_mapping_names_but_a_row_lacks_is_named_with_the_columns_found(tmp_path, capsys):
+    source = _qa(tmp_path / "qa.jsonl")
+    assert main(["score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"), "--columns",
+                 "solution_str=reply,ground_truth=answer", "reward.plugin=exact_match", *LOCAL]) == 2
+    assert _error(capsys) == (f"{source}, line 1: missing required field(s) solution_str; it has no column "
+                              "'reply' (--columns solution_str=reply); its columns: 'data_source', 'response', "
+                              "'answer', 'id'")
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("solution_str", "expected FIELD=COLUMN[,FIELD=COLUMN...], e.g. solution_str=response, got 'solution_str'"),
+    ("solution=response", "'solution' is not a sample field; the fields are data_source, solution_str, "
+                          "ground_truth, extra_info, prompt"),
+    ("solution_str=a,solution_str=b", "'solution_str' is mapped twice in 'solution_str=a,solution_str=b'"),
+])
+def test_a_malformed_column_mapping_is_a_usage_error(tmp_path, capsys, spec, message):
+    assert main(["score", "-i", "a.jsonl", "-o", "b.jsonl", "--columns", spec]) == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(f"argument --columns: {message}")
+
+
+def test_resume_with_another_column_mapping_is_refused(tmp_path, capsys):
+    source, target = _qa(tmp_path / "qa.jsonl"), tmp_path / "out.jsonl"
+    common = ["score", "-i", str(source), "-o", str(target), "reward.plugin=exact_match", *LOCAL]
+    assert main([*common, "--columns", "solution_str=response,ground_truth=answer"]) == 0
+    target.write_text(target.read_text().splitlines(keepends=True)[0])  # as an interrupted run leaves it
+    capsys.readouterr()
+    assert main([*common, "--resume", "--columns", "solution_str=answer,ground_truth=response"]) == 2
+    assert "its rows were read with --columns ground_truth=answer,solution_str=response, now " \
+           "ground_truth=response,solution_str=answer" in _error(capsys)
 
 
 def test_a_file_that_is_not_parquet(tmp_path, capsys):

@@ -63,6 +63,8 @@ def test_neither_plugin_nor_path_is_an_error():
         ("error_score", float("nan"), "reward.error_score must be a finite number"),
         ("kwargs", [1, 2], "reward.kwargs must be a mapping"),
         ("ship_package", "yes", "reward.ship_package must be true or false"),
+        ("share_pool", "node", "reward.share_pool must be false, job \\(or true: one pool per Ray job\\) "
+                               "or cluster \\(one pool per Ray cluster\\), not 'node'"),
     ],
 )
 def test_bad_values_name_the_key(key, value, needle):
@@ -137,3 +139,19 @@ def test_as_section_loads_back_to_the_same_config():
     config = load_config({"rewards": {"a": {"plugin": "p", "weight": 2}}, "route": {"d": "a"},
                           "timeout_s": 5})
     assert load_config(config.as_section()) == config
+
+
+@pytest.mark.parametrize(("value", "scope"), [(False, False), (True, "job"), ("job", "job"),
+                                              ("cluster", "cluster")])
+def test_share_pool_true_is_one_pool_per_job_and_cluster_one_per_cluster(value, scope):
+    assert load_config({"plugin": "gsm8k", "share_pool": value}).share_pool == scope
+    assert load_config({"plugin": "gsm8k"}, [f"reward.share_pool={str(value).lower()}"]).share_pool == scope
+
+
+def test_every_key_has_one_role_and_the_score_deciding_ones_are_the_documented_ones():
+    from verl_rewards.config import KEYS, keys_with_role
+
+    assert keys_with_role("reward") == ("plugin", "path", "name", "kwargs", "timeout_s", "rewards", "route")
+    assert keys_with_role("outcome") == ("on_error", "error_score")
+    assert sorted(keys_with_role("reward", "outcome", "run")) == sorted(KEYS)
+    assert {"remote_url", "share_pool", "workers_only", "executor", "num_workers"} <= set(keys_with_role("run"))

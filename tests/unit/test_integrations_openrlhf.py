@@ -195,3 +195,102 @@ def test_a_yaml_config_keeps_the_adapters_local_executor_unless_it_sets_one(monk
     real_module._settings.clear()
     config.write_text("reward:\n  plugin: exact_match\n  executor: ray\n")
     assert real_module.load_settings({"VERL_REWARDS_CONFIG": str(config)})[0].config.executor == "ray"
+
+
+# -- one environment reading, one sample builder: the file and serve's /openrlhf --------
+
+BATCH = {  # as OpenRLHF 0.11 sends it: queries decoded with special tokens, prompt first
+    "query": ["<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n4</s><pad>",
+              "<|im_start|>user\n3+3?<|im_end|>\n<|im_start|>assistant\n5<|im_end|>",
+              "garbled 6"],
+    "prompts": ["<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n",
+                "<|im_start|>user\n3+3?<|im_end|>\n<|im_start|>assistant\n", "6+0?"],
+    "labels": ["4", "6", "6"],
+}
+JUDGE = '''
+def judge(data_source, solution_str, ground_truth, extra_info=None, prompt=None):
+    """Right only with the clean response, the prompt and the file's extra_info."""
+    if solution_str.startswith("5"):
+        raise RuntimeError("a verifier crash")
+    seen = (extra_info or {}).get("prompt") == prompt and prompt is not None
+    return float(solution_str.strip() == ground_truth and seen)
+'''
+
+
+def _served_openrlhf(section, env, body):
+    """POST /openrlhf on verl-rewards serve's real app (a local pool) with ``env``."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from verl_rewards.config import load_config
+    from verl_rewards.results import Provenance
+    from verl_rewards.scorer import Scorer
+    from verl_rewards.serve.app import build_app
+    from verl_rewards.serve.metrics import Metrics
+    from verl_rewards.serve.pool import PoolKeeper
+    from verl_rewards.serve.settings import ServeSettings
+    from verl_rewards.spec import score_identity, spec_from_config
+
+    config = load_config({**section, "executor": "local"})
+    spec = spec_from_config(config)
+    metrics = Metrics()
+    keeper = PoolKeeper(lambda: Scorer(spec, config).start(), metrics, "local")
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        app = build_app(ServeSettings(), keeper, metrics, Provenance.of(spec), score_identity(spec, config),
+                        config.on_error)
+
+    async def post():
+        async with TestClient(TestServer(app)) as client:  # the pool starts and stops with the app
+            response = await client.post("/openrlhf", json=body)
+            return response.status, await response.json()
+
+    return asyncio.run(post())
+
+
+def test_the_file_and_the_endpoint_build_the_same_samples_and_scores(monkeypatch, reward_file):
+    from verl_rewards.serve.protocols import protocols_for
+
+    section = {"path": str(reward_file(JUDGE)), "name": "judge", "error_score": -1.0}
+    env = {"VERL_REWARDS_CONFIG": json.dumps(section), "VERL_REWARDS_STRIP": '["</s>", "<pad>"]'}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings, _ = real_module.prepare()
+    file_samples = real_module.samples_for(BATCH["query"], BATCH["prompts"], BATCH["labels"], settings)
+    served_samples = protocols_for("score", env)["/openrlhf"].parse(BATCH, None).samples
+    assert served_samples == file_samples
+    # the strip list replaced the defaults: <|im_end|> stays; a prompt not found: the whole query
+    assert [s.solution_str for s in file_samples] == ["4", "5<|im_end|>", "garbled 6"]
+
+    out = load_reward_file()(BATCH["query"], BATCH["prompts"], BATCH["labels"])
+    status, answer = _served_openrlhf(section, env, BATCH)
+    assert status == 200
+    assert answer["rewards"] == out["rewards"].tolist() == [1.0, -1.0, 0.0]
+    assert answer["extra_logs"]["reward_failed"] == out["extra_logs"]["reward_failed"].tolist() == [
+        0.0, 1.0, 0.0]
+
+
+def test_skip_is_refused_by_the_file_at_load_and_by_the_endpoint_per_request(monkeypatch):
+    from verl_rewards.integrations._skip import refusal
+
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
+    monkeypatch.setenv("VERL_REWARDS_ON_ERROR", "skip")
+    with pytest.raises(ConfigError) as refused:
+        load_reward_file()
+    assert str(refused.value) == refusal("openrlhf")
+    status, answer = _served_openrlhf({"plugin": "exact_match", "on_error": "skip"}, {}, BATCH)
+    assert (status, answer) == (409, {"error": refusal("serve_openrlhf")})
+
+
+def test_an_empty_kwargs_variable_beside_a_config_is_unset_as_for_every_adapter(monkeypatch):
+    from verl_rewards.integrations._section import section_from_env
+
+    env = {"VERL_REWARDS_CONFIG": '{"plugin": "exact_match"}', "VERL_REWARDS_KWARGS": ""}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings, _ = real_module.prepare()
+    assert settings.config.plugin == section_from_env(env)["plugin"] == "exact_match"
+    monkeypatch.setenv("VERL_REWARDS_KWARGS", '{"bonus": 1}')
+    real_module._settings.clear()
+    with pytest.raises(ConfigError, match="VERL_REWARDS_KWARGS goes with VERL_REWARDS_PLUGIN"):
+        real_module.prepare()

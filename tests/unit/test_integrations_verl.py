@@ -302,3 +302,54 @@ def test_once_the_reward_returned_extra_keys_a_failed_sample_carries_them_too(re
     assert naive_call(fn) == {"score": 1.0, "acc": 1.0}
     # verl builds its arrays from the first sample's keys: a bare float here would crash it
     assert naive_call(fn, solution_str="raise") == {"score": 0.0, "acc": None}
+
+
+# -- reward-section options misplaced beside the reward's kwargs (issue 26.6) ---------
+
+KWARGS_REWARD = '''
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    if solution_str == "raise":
+        raise RuntimeError("the reward raised on purpose")
+    return 1.0
+'''
+
+
+def verls_own_function(reward_kwargs):
+    """verl 0.9.1's get_custom_reward_fn on a config naming this adapter (its real loading
+    and its reward_kwargs merge)."""
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    config = OmegaConf.create({"reward": {"custom_reward_function": {
+        "path": "pkg://verl_rewards.integrations.verl", "name": "compute_score",
+        "reward_kwargs": reward_kwargs}}})
+    return get_custom_reward_fn(config)
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("on_error", "raise"), ("timeout_s", 1), ("error_score", -1.0), ("on_error", "skip"),
+    ("executor", "ray"), ("max_concurrency", 4),
+])
+def test_a_section_option_beside_the_kwargs_is_a_config_error_naming_its_place(
+        reward_file, option, value):
+    path = reward_file(KWARGS_REWARD)  # a **kwargs reward: it would take anything
+    fn = verls_own_function({"path": str(path), option: value})
+    with pytest.raises(ConfigError) as refused:
+        naive_call(fn, solution_str="raise")
+    where = "reward.custom_reward_function.reward_kwargs"
+    assert str(refused.value).startswith(
+        f"{where} sets the verl-rewards option(s) ['{option}'] beside the reward's kwargs, where "
+        f"they would reach the reward as plain kwargs and not apply. Move them: {where}.{option} "
+        f"-> {where}.verl_rewards.{option}")
+
+
+def test_the_same_option_in_its_place_applies(reward_file):
+    path = reward_file(KWARGS_REWARD)
+    fn = verls_own_function({"path": str(path), "verl_rewards": {"on_error": "raise"}})
+    with pytest.raises(RewardError, match="the reward raised on purpose"):
+        naive_call(fn, solution_str="raise")
+    assert naive_call(fn, solution_str="x") == 1.0
+
+
+def test_a_misplaced_option_is_refused_for_a_plugin_too():
+    with pytest.raises(ConfigError, match=r"\['timeout_s', 'on_error'\]"):
+        naive_call(verl_wraps({"plugin": "exact_match", "timeout_s": 5, "on_error": "raise"}))

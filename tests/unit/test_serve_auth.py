@@ -54,3 +54,14 @@ def test_a_public_bind_without_a_token_is_refused_and_says_how_to_fix_it():
 ])
 def test_token_matches_bearer_header_or_query(header, query, ok):
     assert token_matches("s3cret", header, query) is ok
+
+
+@pytest.mark.parametrize("given", ["Bearer tök\udcff", "Bearer \udcc3\udca9", "Bearer \ud800"])
+def test_a_token_that_is_not_utf8_is_refused_not_an_error(given):
+    # aiohttp hands header bytes that are not UTF-8 over as lone surrogates
+    assert token_matches("s3cret", given, None) is False
+    assert token_matches("s3cret", None, given.removeprefix("Bearer ")) is False
+
+
+def test_a_non_ascii_token_matches_itself():
+    assert token_matches("tök€n", "Bearer tök€n", None) is True

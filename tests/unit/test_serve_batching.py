@@ -8,7 +8,7 @@ import pytest
 
 from verl_rewards import Scorer
 from verl_rewards.errors import RewardError
-from verl_rewards.serve.batching import BatchQueue, QueueFull, slice_result
+from verl_rewards.serve.batching import BatchQueue, QueueFull
 from verl_rewards.serve.metrics import Metrics
 
 
@@ -38,7 +38,7 @@ def test_requests_made_together_are_scored_as_one_batch_each_getting_its_own_sli
     metrics = Metrics()
 
     async def main():
-        queue = BatchQueue(sleepy_scorer.score, metrics, max_queue=100, max_batch=100)
+        queue = BatchQueue(sleepy_scorer.score_together, metrics, max_queue=100, max_batch=100)
         try:
             return await asyncio.gather(*(queue.score(_samples(a)) for a in "1212121212"))
         finally:
@@ -54,7 +54,7 @@ def test_requests_arriving_while_a_batch_scores_join_the_next_batch(sleepy_score
     metrics = Metrics()
 
     async def main():
-        queue = BatchQueue(sleepy_scorer.score, metrics, max_queue=100, max_batch=100)
+        queue = BatchQueue(sleepy_scorer.score_together, metrics, max_queue=100, max_batch=100)
         try:
             first = asyncio.ensure_future(queue.score(_samples("1")))
             await asyncio.sleep(0.05)  # the first batch is scoring now (200 ms)
@@ -72,7 +72,7 @@ def test_a_request_that_would_overfill_the_queue_is_refused_and_the_depth_return
     metrics = Metrics()
 
     async def main():
-        queue = BatchQueue(sleepy_scorer.score, metrics, max_queue=3, max_batch=100)
+        queue = BatchQueue(sleepy_scorer.score_together, metrics, max_queue=3, max_batch=100)
         try:
             first = asyncio.ensure_future(queue.score(_samples("1", "1")))
             await asyncio.sleep(0)
@@ -91,7 +91,7 @@ def test_batches_hold_whole_requests_up_to_max_batch(sleepy_scorer):
     metrics = Metrics()
 
     async def main():
-        queue = BatchQueue(sleepy_scorer.score, metrics, max_queue=100, max_batch=4)
+        queue = BatchQueue(sleepy_scorer.score_together, metrics, max_queue=100, max_batch=4)
         try:
             return await asyncio.gather(*(queue.score(_samples("1", "1", "1")) for _ in range(3)))
         finally:
@@ -106,7 +106,7 @@ def test_with_on_error_raise_only_the_request_with_the_failed_sample_hears_it():
     cfg = {"plugin": "faulty", "executor": "local", "on_error": "raise"}
 
     async def main(scorer):
-        queue = BatchQueue(scorer.score, metrics, max_queue=100, max_batch=100)
+        queue = BatchQueue(scorer.score_together, metrics, max_queue=100, max_batch=100)
         try:
             return await asyncio.gather(queue.score(_samples("1")), queue.score(_samples("raise")),
                                         queue.score(_samples("0")), return_exceptions=True)
@@ -118,9 +118,3 @@ def test_with_on_error_raise_only_the_request_with_the_failed_sample_hears_it():
     assert good.scores == [1.0] and other.scores == [0.0]
     assert isinstance(bad, RewardError) and "the reward raised on purpose" in str(bad)
 
-
-def test_slice_result_keeps_extra_info_aligned():
-    with Scorer.from_config({"plugin": "exact_match", "executor": "local"}) as scorer:
-        result = scorer.score(_rows("1", "2", "1"))
-    part = slice_result(result, 1, 2)
-    assert part.scores == [0.0, 1.0] and part.extra_info["pid"] == result.extra_info["pid"][1:]

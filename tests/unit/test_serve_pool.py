@@ -1,4 +1,4 @@
-"""serve.pool: the pool starts in the background, a failed pool is replaced, a pool
+"""serve.pool: the scorer starts in the background, a failed pool is replaced, a pool
 that cannot start is reported (and requests are refused, not left waiting)."""
 
 from __future__ import annotations
@@ -7,22 +7,23 @@ import time
 
 import pytest
 
+from verl_rewards import Scorer
 from verl_rewards.config import load_config
 from verl_rewards.samples import as_samples
 from verl_rewards.serve.metrics import Metrics
-from verl_rewards.serve.pool import OwnPool, PoolKeeper, PoolUnavailable
+from verl_rewards.serve.pool import PoolKeeper, PoolUnavailable
 from verl_rewards.spec import spec_from_config
 
 SAMPLES = as_samples([{"data_source": "d", "solution_str": "1", "ground_truth": "1"}])
 
 
-def _keeper(cfg: dict, metrics: Metrics) -> tuple[PoolKeeper, list[OwnPool]]:
+def _keeper(cfg: dict, metrics: Metrics) -> tuple[PoolKeeper, list[Scorer]]:
     config = load_config(cfg)
     spec = spec_from_config(config)
-    built: list[OwnPool] = []
+    built: list[Scorer] = []
 
-    def build() -> OwnPool:
-        built.append(OwnPool(spec, config))
+    def build() -> Scorer:
+        built.append(Scorer(spec, config).start())
         return built[-1]
 
     return PoolKeeper(build, metrics, "test pool"), built
@@ -42,7 +43,7 @@ def test_the_pool_starts_in_the_background_and_scores():
     keeper.start()
     try:
         assert _wait_for(keeper, "ready")["ready"] is True
-        assert keeper.score(SAMPLES, wait_s=30).scores == [1.0]
+        assert keeper.score_together([SAMPLES], wait_s=30)[0].scores == [1.0]
         assert metrics.ready._value.get() == 1.0
     finally:
         keeper.close()
@@ -56,7 +57,7 @@ def test_a_pool_that_fails_as_a_whole_is_replaced_and_the_batch_scored_on_the_ne
     try:
         _wait_for(keeper, "ready")
         built[0].close()  # a real failure: its executor is gone, every call raises
-        result = keeper.score(SAMPLES, wait_s=30)
+        (result,) = keeper.score_together([SAMPLES], wait_s=30)
         status = keeper.status()
     finally:
         keeper.close()
@@ -76,7 +77,7 @@ def test_a_pool_that_cannot_start_is_reported_and_requests_are_refused_at_once()
         status = _wait_for(keeper, "failed")
         began = time.monotonic()
         with pytest.raises(PoolUnavailable, match="the reward pool is failed .*'nope' not accepted"):
-            keeper.score(SAMPLES, wait_s=30)
+            keeper.score_together([SAMPLES], wait_s=30)
         refused_in = time.monotonic() - began
     finally:
         keeper.close()

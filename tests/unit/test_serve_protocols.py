@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from verl_rewards.errors import ConfigError
+from verl_rewards.integrations._skip import refusal
 from verl_rewards.results import BatchResult, Provenance
 from verl_rewards.samples import Sample
 from verl_rewards.serve.protocols import (
@@ -19,7 +21,7 @@ from verl_rewards.serve.protocols import (
     parse_openrlhf,
     parse_seed_session,
     parse_slime,
-    provenance_json,
+    protocols_for,
 )
 
 PROVENANCE = Provenance("plugin", "exact_match", "exact_match (kit 1.0)", "kit", "1.0")
@@ -44,7 +46,7 @@ def test_native_samples_come_back_as_sample_records():
 
 
 def test_native_missing_samples_is_422_naming_the_field():
-    error = _bad(parse_native, {"sample": []})
+    error = _bad(parse_native, {"rows": []})
     assert (error.status, error.message) == (422, "the /v1/score request is missing field(s) 'samples'")
 
 
@@ -69,12 +71,6 @@ def test_native_answer_keeps_order_errors_statuses_extra_and_provenance():
         "provenance": {"kind": "plugin", "name": "exact_match", "display_name": "exact_match (kit 1.0)",
                        "dist": "kit", "version": "1.0", "path": None, "source_hash": None},
     }
-
-
-def test_a_composites_provenance_lists_its_components():
-    composite = Provenance("composite", "composite", "composite(a)", components=(("a", 0.5, PROVENANCE),))
-    assert provenance_json(composite)["components"] == [
-        {"key": "a", "weight": 0.5, "provenance": provenance_json(PROVENANCE)}]
 
 
 def test_openrlhf_scores_the_response_after_the_prompt_without_end_markers():
@@ -159,3 +155,75 @@ def test_seed_session_takes_an_object_or_nothing():
     assert parse_seed_session(None, None) == Parsed([])
     assert parse_seed_session({"anything": 1}, None) == Parsed([])
     assert _bad(parse_seed_session, "x").status == 400
+
+
+def test_a_misspelt_sample_field_is_422_suggesting_the_right_name():
+    error = _bad(parse_native, {"samples": [{"data_source": "d", "solution": "x", "groundtruth": "1"}]})
+    assert (error.status, error.message) == (
+        422, "samples[0]: missing required field(s) solution_str, ground_truth; did you mean "
+             "'solution_str' (not 'solution') and 'ground_truth' (not 'groundtruth')?")
+
+
+def test_a_misspelt_request_field_is_422_suggesting_the_right_name():
+    error = _bad(parse_native, {"sample": []})
+    assert (error.status, error.message) == (
+        422, "the /v1/score request is missing field(s) 'samples'; did you mean 'samples' (not 'sample')?")
+    error = _bad(parse_slime, {"response": "1", "labels": "1"})
+    assert error.message == ("the /slime request is missing field(s) 'label'; did you mean "
+                             "'label' (not 'labels')?")
+
+
+def test_a_missing_field_with_nothing_like_it_is_named_without_a_guess():
+    error = _bad(parse_native, {"samples": [{"data_source": "d", "text": "x", "ground_truth": "1"}]})
+    assert error.message == "samples[0]: missing required field(s) solution_str"
+
+
+def test_slime_says_a_failed_sample_in_headers_beside_the_bare_number():
+    from verl_rewards.serve.protocols import PROTOCOLS
+
+    slime = PROTOCOLS["/slime"]
+    parsed = Parsed([Sample("slime", "x", "1")])
+    failed = _result([-1.0], ["failed"], ["RuntimeError: bad\n  line two"])
+    assert slime.format(parsed, failed) == (-1.0, {"X-Verl-Rewards-Status": "failed",
+                                                   "X-Verl-Rewards-Error": "RuntimeError: bad line two"})
+    assert slime.format(parsed, _result([1.0])) == (1.0, {})
+    assert PROTOCOLS["/v1/score"].format(Parsed([Sample("d", "x", "1")]), _result([1.0])).headers == {}
+
+
+# -- on_error: skip per endpoint (integrations/_skip.py) ---------------------------------
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/openrlhf", {"query": ["q a"], "prompts": ["q "], "labels": ["a"]}),
+    ("/slime", {"prompt": "p", "response": "4", "label": "4"}),
+])
+def test_under_skip_an_endpoint_whose_host_cannot_drop_a_sample_answers_409_naming_why(path, body):
+    protocol = protocols_for("skip", {})[path]
+    with pytest.raises(BadRequest) as refused:
+        protocol.parse(body, None)
+    assert (refused.value.status, refused.value.message) == (409, refusal(protocol.host))
+    assert protocols_for("score", {})[path].parse(body, None).samples  # served otherwise
+
+
+def test_nemo_gym_under_skip_masks_a_failed_sample_with_nemo_gyms_own_flag():
+    protocol = protocols_for("skip", {})["/nemo_gym/verify"]
+    parsed = protocol.parse(NEMO_REQUEST, None)
+    failed = protocol.format(parsed, _result([0.0], ["timeout"], ["SampleTimeout: exceeded timeout_s=3"])).body
+    assert (failed["mask_sample"], failed["failure_kind"], failed["failure_reason"]) == (
+        True, "verifier_error", "SampleTimeout: exceeded timeout_s=3")
+    assert "mask_sample" not in protocol.format(parsed, _result([1.0])).body
+
+
+def test_nemo_gym_under_score_names_the_failure_but_keeps_the_sample():
+    protocol = protocols_for("score", {})["/nemo_gym/verify"]
+    answer = protocol.format(protocol.parse(NEMO_REQUEST, None),
+                             _result([0.0], ["failed"], ["RuntimeError: boom"])).body
+    assert "mask_sample" not in answer and answer["failure_kind"] == "verifier_error"
+
+
+def test_openrlhf_strips_the_end_markers_verl_rewards_strip_names_as_the_reward_file_does():
+    body = {"query": ["q 7</s><pad>"], "prompts": ["q"], "labels": ["7"]}
+    protocol = protocols_for("score", {"VERL_REWARDS_STRIP": '["<pad>", "</s>"]'})["/openrlhf"]
+    assert protocol.parse(body, None).samples[0].solution_str == " 7"
+    with pytest.raises(ConfigError, match="VERL_REWARDS_STRIP must be a JSON list of strings"):
+        protocols_for("score", {"VERL_REWARDS_STRIP": '"</s>"'})

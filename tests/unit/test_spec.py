@@ -148,3 +148,110 @@ def test_the_identity_key_changes_with_the_config_and_the_kwargs_and_is_stable(f
     other = load_config({"path": str(format_file), "executor": "local", "timeout_s": 3})
     assert identity_key(spec_from_config(other), other) != key
     assert Scorer.from_config(base).key == key and len(key) == 16
+
+
+def test_the_identity_key_and_so_the_shared_pools_name_ignore_the_order_of_the_sections_keys():
+    from verl_rewards.executors.shared_pool import host_name
+    from verl_rewards.spec import identity_key
+
+    one = load_config({"rewards": {"x": {"plugin": "exact_match", "kwargs": {"bonus": 0.5}},
+                                   "y": {"plugin": "faulty", "weight": 2}},
+                       "worker_resources": {"a": 1, "b": 2}, "share_pool": "cluster"})
+    other = load_config({"share_pool": "cluster", "worker_resources": {"b": 2, "a": 1},
+                         "rewards": {"y": {"weight": 2, "plugin": "faulty"},
+                                     "x": {"kwargs": {"bonus": 0.5}, "plugin": "exact_match"}}})
+    key = identity_key(spec_from_config(one), one)
+    assert identity_key(spec_from_config(other), other) == key
+    assert host_name("cluster", key, "01000000") == (f"verl_rewards_pool_{key}", "verl_rewards")
+    assert host_name("job", key, "01000000") == (f"verl_rewards_pool_01000000_{key}", None)
+
+
+# -- score_identity: what decides a score, read from the config's field roles ------------------
+
+TWO_FUNCTIONS = '''
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    return 1.0
+
+
+def other(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    return 0.0
+'''
+
+
+def _identity(section: dict):
+    from verl_rewards.spec import score_identity
+
+    config = load_config(section)
+    return score_identity(spec_from_config(config), config)
+
+
+@pytest.fixture
+def sections(reward_file):
+    """A single reward and a composite, and for every config key a variant of one of them."""
+    path = str(reward_file(TWO_FUNCTIONS, "two.py"))
+    single = {"path": path, "executor": "local"}
+    composite = {"rewards": {"a": {"plugin": "exact_match"}, "b": {"path": path, "weight": 0.5}},
+                 "route": {"x*": ["a"], "*": ["a", "b"]}, "executor": "local"}
+    variants = {
+        # role "reward": each changes the identity
+        "plugin": {"plugin": "exact_match", "executor": "local"},
+        "path": {**single, "path": str(reward_file(TWO_FUNCTIONS + "\n# edited\n", "edited.py"))},
+        "name": {**single, "name": "other"},
+        "kwargs": {**single, "kwargs": {"strict": True}},
+        "timeout_s": {**single, "timeout_s": 7},
+        "rewards": {**composite, "rewards": {**composite["rewards"], "b": {"path": path, "weight": 1.0}}},
+        "route": {**composite, "route": {"x*": ["b"], "*": ["a", "b"]}},
+        # role "outcome": applied by whoever assembles the batch
+        "on_error": {**single, "on_error": "skip"},
+        "error_score": {**single, "error_score": -1.0},
+        # role "run"
+        "executor": {**single, "executor": "ray"},
+        "num_workers": {**single, "num_workers": 7},
+        "max_concurrency": {**single, "max_concurrency": 3},
+        "chunk_size": {**single, "chunk_size": 5},
+        "max_sample_crashes": {**single, "max_sample_crashes": 4},
+        "worker_max_rss_mb": {**single, "worker_max_rss_mb": 512},
+        "worker_max_calls": {**single, "worker_max_calls": 10},
+        "worker_num_cpus": {**single, "worker_num_cpus": 0.5},
+        "worker_num_gpus": {**single, "worker_num_gpus": 1},
+        "worker_resources": {**single, "worker_resources": {"judge": 1}},
+        "max_batch_size": {**single, "max_batch_size": 8},
+        "ray_address": {**single, "ray_address": "10.0.0.1:6379"},
+        "remote_url": {**single, "remote_url": "http://10.0.0.5:8000"},
+        "ship_package": {**single, "ship_package": True},
+        "workers_only": {**single, "workers_only": True},
+        "share_pool": {**single, "share_pool": "cluster"},
+    }
+    return single, composite, variants
+
+
+def test_every_key_that_decides_a_score_changes_the_identity_and_no_other_does(sections):
+    from verl_rewards.config import KEYS, keys_with_role
+
+    single, composite, variants = sections
+    assert sorted(variants) == sorted(KEYS)  # a new config key must be given a role, and a case here
+    base = {key: _identity(composite if key in ("rewards", "route") else single) for key in variants}
+    changed = sorted(key for key, section in variants.items() if _identity(section).key != base[key].key)
+    assert changed == sorted(keys_with_role("reward"))
+
+
+def test_the_identity_names_the_part_that_differs(sections):
+    single, composite, variants = sections
+    then, now = _identity(composite), _identity(variants["route"])
+    assert [p for p in then.parts if then.parts[p] != now.parts[p]] == ["route"]
+    then, now = _identity(single), _identity(variants["kwargs"])
+    assert [p for p in then.parts if then.parts[p] != now.parts[p]] == ["kwargs"]
+
+
+def test_routes_written_in_another_order_that_route_alike_keep_the_identity(sections):
+    _, composite, _ = sections
+    assert _identity({**composite, "route": {"*": ["a", "b"], "x*": ["a"]}}) == _identity(composite)
+    globs = {**composite, "route": {"x*": ["a"], "xy*": ["b"]}}
+    assert _identity({**composite, "route": {"xy*": ["b"], "x*": ["a"]}}) != _identity(globs)
+
+
+def test_a_moved_file_or_a_plugin_named_with_its_distribution_keeps_its_identity(reward_file, testkit):
+    first = reward_file(TWO_FUNCTIONS, "first.py")
+    moved = reward_file(TWO_FUNCTIONS, "moved.py")
+    assert _identity({"path": str(first)}) == _identity({"path": str(moved)})
+    assert _identity({"plugin": "exact_match"}) == _identity({"plugin": f"{testkit.name}:exact_match"})

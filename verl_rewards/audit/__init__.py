@@ -8,7 +8,7 @@ the same inputs run again, in threads and in a fresh process
 
 from __future__ import annotations
 
-from .records import AuditReport, Finding, Latency
+from .records import Accepted, AuditReport, Finding, Latency
 from .run import audit, choose_kind
 
-__all__ = ["AuditReport", "Finding", "Latency", "audit", "choose_kind"]
+__all__ = ["Accepted", "AuditReport", "Finding", "Latency", "audit", "choose_kind"]

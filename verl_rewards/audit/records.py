@@ -43,6 +43,18 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Accepted:
+    """A finding the plugin's author (or the command line) accepts as deliberate, and why."""
+
+    finding: Finding
+    reason: str
+
+    def as_json(self) -> dict[str, str]:
+        """The finding as ``--json`` prints it, with the reason."""
+        return {**self.finding.as_json(), "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class Latency:
     """Seconds per call over every response the audit scored, against the timeout."""
 
@@ -66,16 +78,22 @@ class AuditReport:
     examples_used: int
     latency: Latency | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    accepted: tuple[Accepted, ...] = ()  # findings accepted by name: not counted against it
+    runs: tuple[tuple[str, int], ...] = ()  # kind of input -> how often each ran (determinism)
 
     @property
     def passed(self) -> bool:
-        """Nothing found."""
+        """Nothing found (accepted findings aside)."""
         return not self.findings
 
     def as_json(self) -> dict[str, Any]:
-        """``{"plugin", "passed", "findings": [...]}``, the contract's shape."""
-        return {"plugin": self.plugin, "passed": self.passed,
-                "findings": [f.as_json() for f in self.findings]}
+        """``{"plugin", "passed", "findings": [...]}``, the contract's shape, and
+        ``"accepted": [...]`` (each with its reason) when a finding was accepted."""
+        shown: dict[str, Any] = {"plugin": self.plugin, "passed": self.passed,
+                                 "findings": [f.as_json() for f in self.findings]}
+        if self.accepted:
+            shown["accepted"] = [a.as_json() for a in self.accepted]
+        return shown
 
 
 @dataclass(frozen=True)

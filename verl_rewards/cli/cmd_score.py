@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .argtypes import positive_int
+from .argtypes import column_map, positive_int
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError
 from .output import emit
+from .reward_section import scorer_from_args as _scorer
 from .rowbase import WriteMode, format_of, is_stdio, label, output_is_input
 from .rows_stdio import claim_stdout
 
 if TYPE_CHECKING:
-    from ..scorer import Scorer
     from .score_stream import Plan
 
 NAME = "score"
@@ -33,9 +32,12 @@ examples:
       reward.num_workers=4 reward.timeout_s=10
   cat samples.jsonl | verl-rewards score -i - -o - reward.plugin=copy_digits > scored.jsonl
   verl-rewards score -i big.jsonl -o scored.jsonl --resume reward.plugin=gsm8k
+  verl-rewards score -i qa.jsonl -o scored.jsonl \
+      --columns solution_str=response,ground_truth=answer reward.plugin=gsm8k
 
 Each input row needs data_source, solution_str and ground_truth (extra_info
-and prompt optional). Each output row is the input row plus `score`, the
+and prompt optional), or the columns --columns names for them. Two runs never
+write one output at once: the second is refused, naming the first. Each output row is the input row plus `score`, the
 reward's extra keys, `error` (null when it scored) and `status` (ok, failed,
 timeout); with reward.on_error=skip a failed sample's score is null. Rows are
 written in input order as each batch finishes, so memory stays bounded and an
@@ -70,6 +72,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=positive_int, metavar="N",
                         help="samples per scoring call; rows are written as each call returns "
                              "(default: about 1%% of the input, 64 to 2048; 256 on stdin)")
+    parser.add_argument("--columns", type=column_map, default={}, metavar="FIELD=COLUMN,...",
+                        help="input columns under other names, e.g. "
+                             "solution_str=response,ground_truth=answer (the output keeps them)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (it is only drawn on a terminal anyway)")
     parser.add_argument("overrides", nargs="*", metavar="reward.KEY=VALUE",
@@ -112,7 +117,7 @@ def _plan(args: argparse.Namespace) -> Plan:
                          f"to another file")
     mode: WriteMode = "resume" if args.resume else "overwrite" if args.overwrite else "new"
     return Plan(args.input, args.output, mode, args.batch_size, args.allow_empty,
-                not args.no_progress)
+                not args.no_progress, args.columns)
 
 
 def _say(plan: Plan, *lines: str) -> None:
@@ -122,51 +127,3 @@ def _say(plan: Plan, *lines: str) -> None:
             print(line, file=sys.stderr)
     else:
         emit(*lines)
-
-
-def _scorer(config: Path | None, overrides: Sequence[str]) -> Scorer:
-    """The scorer the config selects; a config error says whether the file or the
-    overrides brought it."""
-    from ..errors import ConfigError
-    from ..scorer import Scorer
-
-    try:
-        return Scorer.from_config(config, overrides)
-    except ConfigError as e:
-        if config is None or str(config) in str(e):  # parse errors name the file already
-            raise
-        raise ConfigError(f"{e} ({_source_of(e, config)}{_section_hint(config)})") from e
-
-
-def _source_of(error: Exception, config: Path) -> str:
-    """Whether ``config`` alone has ``error``, or the overrides brought it."""
-    from ..config import load_config
-    from ..errors import ConfigError
-
-    try:
-        load_config(config)
-    except ConfigError as alone:
-        if str(alone) == str(error):
-            return f"in config file {config}"
-    except Exception:  # noqa: BLE001 - only to say where; the error itself is known
-        pass
-    return f"from the overrides on config file {config}"
-
-
-def _section_hint(config: Path) -> str:
-    """A top-level ``rewards:`` holding one reward's keys is a typo for ``reward:``."""
-    import dataclasses
-
-    import yaml
-
-    from ..config import RewardConfig
-
-    try:
-        data = yaml.safe_load(config.read_text(encoding="utf-8"))
-    except Exception:  # noqa: BLE001 - only a hint; the error itself is already known
-        return ""
-    rewards = data.get("rewards") if isinstance(data, dict) and "reward" not in data else None
-    keys = {f.name for f in dataclasses.fields(RewardConfig)}
-    if isinstance(rewards, dict) and set(rewards) & keys - {"rewards"}:
-        return "; its top-level `rewards:` holds one reward's keys: did you mean `reward:`?"
-    return ""

@@ -20,6 +20,7 @@ from .errors import EXIT_FAILURE, EXIT_USAGE, exit_code
 PROG = "verl-rewards"
 COMMANDS: tuple[ModuleType, ...] = (cmd_list, cmd_show, cmd_check, cmd_score, cmd_new, cmd_audit, cmd_serve)
 _NAMES = frozenset(module.NAME for module in COMMANDS)
+_NO_LIBRARY = frozenset({cmd_list.NAME, cmd_new.NAME})  # commands that score nothing, so log nothing
 
 EPILOG = """\
 examples:
@@ -29,6 +30,8 @@ examples:
   verl-rewards score --input samples.jsonl --output scored.jsonl \\
       reward.plugin=gsm8k reward.executor=local
   verl-rewards new my_reward
+  verl-rewards audit gsm8k
+  verl-rewards serve reward.plugin=gsm8k
 
 exit codes: 0 ok, 1 a check or scoring failure, 2 a usage, input or config error.
 Run `verl-rewards COMMAND --help` for a command's options and examples."""
@@ -57,6 +60,10 @@ def console_main() -> NoReturn:
         from ..executors.quiet_ray import quiet_ray_startup
 
         quiet_ray_startup()
+    if not _NO_LIBRARY & set(argv[:1]):  # `list` stays as cheap as a bare entry-point scan
+        from .output import show_library_logs
+
+        show_library_logs()
     code = main(argv)
     _exit_despite_stray_threads(code)
     raise SystemExit(code)
@@ -121,8 +128,28 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
     if extra and overrides is not None and all("=" in e and not e.startswith("-") for e in extra):
         args.overrides = [*overrides, *extra]
     elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        parser.error(f"unrecognized arguments: {' '.join(extra)}{_override_hint(argv or [], overrides)}")
     return args
+
+
+def _override_hint(argv: Sequence[str], overrides: list[str] | None) -> str:
+    """``--plugin gsm8k`` for ``reward.plugin=gsm8k``: say so, for a command that takes overrides."""
+    if overrides is None:
+        return ""
+    import dataclasses
+
+    from ..config import RewardConfig
+
+    keys = {f.name for f in dataclasses.fields(RewardConfig)}
+    hints = []
+    for i, arg in enumerate(argv):
+        key, equals, value = arg.lstrip("-").replace("-", "_").partition("=")
+        if not arg.startswith("--") or key not in keys:
+            continue
+        if not equals:
+            value = argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("-") else "VALUE"
+        hints.append(f"reward.{key}={value}")
+    return f"; reward options are overrides, not flags: {' '.join(hints)}" if hints else ""
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -22,6 +22,24 @@ def note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr)
 
 
+def show_library_logs() -> None:
+    """Show what verl-rewards logs while a command works (a service retried, a pool
+    replaced) on stderr as ``verl-rewards: warning: ...`` lines; once per process."""
+    import logging
+
+    class StderrHandler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                print(f"verl-rewards: {record.levelname.lower()}: {self.format(record)}",
+                      file=sys.stderr, flush=True)
+            except Exception:  # noqa: BLE001 - logging's own contract: never raise from emit
+                self.handleError(record)
+
+    logger = logging.getLogger("verl_rewards")
+    if not any(type(h).__name__ == "StderrHandler" for h in logger.handlers):
+        logger.addHandler(StderrHandler(logging.WARNING))
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """Left-aligned columns; the last column is not padded."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]

@@ -8,14 +8,13 @@ cannot be encoded costs its own row a note in ``error``, never the file.
 
 from __future__ import annotations
 
-import decimal
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ..results import finite
+from ..wire import dumps
 from . import rows_stdio
 from .errors import InputError, OutputError, UsageError
 from .rowbase import Batch, WriteMode, is_stdio, label, noted, too_few_rows
@@ -167,15 +166,14 @@ class JsonlSink:
 
 
 def encode_line(row: dict[str, Any]) -> str:
-    """One JSON line for ``row``: non-finite numbers become null, lone surrogates are escaped."""
-    try:
-        text = json.dumps(row, ensure_ascii=False, allow_nan=False, default=_jsonable)
-    except ValueError:  # NaN or an infinity somewhere in the row
-        text = json.dumps(finite(row), ensure_ascii=False, allow_nan=False, default=_jsonable)
+    """One JSON line for ``row`` in the one wire encoding (:mod:`verl_rewards.wire`: non-finite
+    numbers become null, NumPy and torch values numbers and lists, ...); lone surrogates are
+    escaped."""
+    text = dumps(row)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: \\uXXXX escapes are valid JSON
-        text = json.dumps(finite(row), ensure_ascii=True, allow_nan=False, default=_jsonable)
+        text = dumps(row, ascii=True)
     return text + "\n"
 
 
@@ -221,19 +219,3 @@ def _complete_lines(path: Path) -> int:
     if keep != path.stat().st_size:
         os.truncate(path, keep)
     return count
-
-
-def _jsonable(value: Any) -> Any:
-    """JSON for what rewards return and Parquet holds besides plain types (numpy, sets,
-    decimals as exact text, dates and times in ISO 8601)."""
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if callable(getattr(value, "isoformat", None)):
-        return value.isoformat()
-    for method in ("tolist", "item"):
-        if callable(getattr(value, method, None)):
-            return finite(getattr(value, method)())
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    return repr(value)
-

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..wire import plain
 from .errors import InputError, OutputError, UsageError
 from .rowbase import NEEDS_PYARROW, Batch, WriteMode, noted, too_few_rows
 
@@ -211,11 +212,12 @@ class ParquetSink:
         if self._next == self._keep and (failed or self._keep):  # nothing new to merge
             shutil.rmtree(self._parts, ignore_errors=True)
             return
+        merge = _Merge(self._pa, self._pq, self._path, rows=self._next)
         if not failed:
-            _Merge(self._pa, self._pq, self._path).run()
+            merge.run()
             return
         try:
-            _Merge(self._pa, self._pq, self._path).run()
+            merge.run()
         except OutputError as e:
             print(f"note: {e}", file=sys.stderr)
 
@@ -270,6 +272,12 @@ class _Table:
             return pa.array(values, type=kind)
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
             pass
+        # Values Arrow does not take as they are (a torch tensor, a set) as the wire's plain data.
+        values = [plain(v) for v in values]
+        try:
+            return pa.array(values, type=kind)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            pass
         if kind is None:  # mixed values: the first one's type decides
             first = next(v for v in values if v is not None)
             kind = pa.array([first]).type
@@ -300,15 +308,26 @@ def _columns_of(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 class _Merge:
     """The kept output plus a run's parts, written to a new file that replaces the output
-    only once it is complete, synced and read back with every row."""
+    only once it is complete, synced and read back with every row. ``rows``: how many the
+    run that wrote the parts knows the result must hold; a merge short of them (parts
+    removed under it) leaves the output as it was."""
 
-    def __init__(self, pa: Any, pq: Any, path: Path) -> None:
+    def __init__(self, pa: Any, pq: Any, path: Path, rows: int | None = None) -> None:
         self._pa, self._pq, self._path = pa, pq, path
         self._parts = parts_dir(path)
+        self._rows = rows
 
     def run(self) -> None:
+        if self._rows is None and not any(self._parts.glob("*.parquet")):
+            shutil.rmtree(self._parts, ignore_errors=True)  # no batch finished: nothing to add
+            return
         sources = self._sources()
         total = sum(rows for _, rows in sources)
+        if self._rows is not None and total != self._rows:
+            raise OutputError(f"cannot finish {self._path}: this run wrote {self._rows} rows "
+                              f"(with those it continued), but {self._parts} holds {total} "
+                              f"(removed by another process?); {self._path} is as it was: "
+                              f"score again with --overwrite")
         schema = self._schema([self._pq.read_schema(p) for p, _ in sources])
         tmp = self._path.with_name(f".{self._path.name}.{os.getpid()}.tmp")
         try:
@@ -336,7 +355,12 @@ class _Merge:
     def _sources(self) -> list[tuple[Path, int]]:
         """The kept output (when the parts continue it) and the parts, checked contiguous."""
         base = self._parts / "base.json"
-        keep = json.loads(base.read_text(encoding="utf-8"))["keep_rows"] if base.exists() else 0
+        try:
+            keep = json.loads(base.read_text(encoding="utf-8"))["keep_rows"]
+        except (OSError, ValueError, KeyError, TypeError) as e:  # begin() writes it before any part
+            raise OutputError(f"cannot finish {self._path}: {base} is missing or unreadable "
+                              f"({e}), so what its parts continue is unknown; {self._path} is "
+                              f"as it was: score again with --overwrite") from e
         sources: list[tuple[Path, int]] = []
         if keep:
             rows = _readable_rows(self._pq, self._path)

@@ -1,6 +1,8 @@
 """What a ``score`` run is, kept beside its output so that ``--resume`` continues only
 the same run: the same input, the same reward (version or source hash), the same
-scoring config. Execution settings (executor, workers, batch size) may change.
+config as far as it decides a score (the ``reward`` and ``outcome`` roles of
+:class:`~verl_rewards.config.RewardConfig`'s fields). How it runs (the ``run`` role:
+executor, workers, a service's ``remote_url``, a shared pool, ...) may change.
 """
 
 from __future__ import annotations
@@ -11,19 +13,21 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..config import keys_with_role
+from ..wire import plain, provenance_to_json
 from .errors import UsageError
 from .rowbase import is_stdio, label
 
+if TYPE_CHECKING:
+    from ..config import RewardConfig
+    from ..results import Provenance
+
 FORMAT = 1
-# RewardConfig keys that choose how the work runs, not what a sample scores.
-_EXECUTION_KEYS = frozenset({
-    "executor", "num_workers", "max_concurrency", "chunk_size", "max_sample_crashes",
-    "worker_max_rss_mb", "worker_max_calls", "worker_num_cpus", "worker_num_gpus",
-    "worker_resources", "max_batch_size", "ray_address", "ship_package",
-})
-_CHOICE_KEYS = frozenset({"plugin", "path", "name"})  # compared through the reward's provenance
+_CHOICE_KEYS = ("plugin", "path", "name")  # compared through the reward's provenance
+# The config keys that decide a score, compared on --resume.
+SCORING_KEYS = tuple(k for k in keys_with_role("reward", "outcome") if k not in _CHOICE_KEYS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,10 +39,16 @@ class RunRecord:
     config: Mapping[str, Any]
 
     @classmethod
-    def of(cls, source: Path, provenance: object, config: object) -> RunRecord:
-        """The record of scoring ``source`` with a scorer's ``provenance`` and ``config``."""
-        scoring = {k: v for k, v in _plain(config).items() if k not in _EXECUTION_KEYS | _CHOICE_KEYS}
-        return cls(_input_identity(source), _plain(provenance), scoring)
+    def of(cls, source: Path, provenance: Provenance, config: RewardConfig,
+           columns: Mapping[str, str] | None = None) -> RunRecord:
+        """The record of scoring ``source`` (read through ``--columns``, if given) with a
+        scorer's ``provenance`` and ``config``."""
+        section = plain(config)
+        scoring = {k: section[k] for k in SCORING_KEYS}
+        identity = _input_identity(source)
+        if columns:
+            identity["columns"] = dict(sorted(columns.items()))
+        return cls(identity, provenance_to_json(provenance), scoring)
 
     def to_json(self) -> str:
         """The record as the JSON text stored beside the output."""
@@ -93,10 +103,13 @@ def _differences(then: RunRecord, now: RunRecord) -> list[str]:
     if then.input.get("sha256") != now.input.get("sha256"):
         found.append(f"its rows came from another input ({_describe_input(then.input)}; now "
                      f"{_describe_input(now.input)})")
+    if then.input.get("columns") != now.input.get("columns"):
+        found.append(f"its rows were read with --columns {_show_columns(then.input)}, now "
+                     f"{_show_columns(now.input)}")
     if _reward_key(then.reward) != _reward_key(now.reward):
         found.append(f"its rows were scored by another reward ({_describe_reward(then.reward)}; "
                      f"now {_describe_reward(now.reward)})")
-    for key in sorted(set(then.config) | set(now.config)):
+    for key in sorted(SCORING_KEYS):  # a record written before a key existed lacks it: null
         if then.config.get(key) != now.config.get(key):
             found.append(f"reward.{key} was {_show(then.config.get(key))}, now "
                          f"{_show(now.config.get(key))}")
@@ -108,8 +121,16 @@ def _reward_key(reward: Mapping[str, Any]) -> Any:
     distribution and version; parts of a composite likewise."""
     ignored = {"display_name", "path"} if reward.get("source_hash") else {"display_name"}
     key = {k: v for k, v in reward.items() if k not in ignored and k != "components"}
-    key["components"] = [[c[0], c[1], _reward_key(c[2])] for c in reward.get("components") or ()]
+    key["components"] = [_component_key(c) for c in reward.get("components") or ()]
     return key
+
+
+def _component_key(component: Any) -> list[Any]:
+    """A composite's component as the wire writes it (an object), or as records written
+    before it did (``[key, weight, provenance]``)."""
+    if isinstance(component, Mapping):
+        return [component["key"], component["weight"], _reward_key(component["provenance"])]
+    return [component[0], component[1], _reward_key(component[2])]
 
 
 def _describe_reward(reward: Mapping[str, Any]) -> str:
@@ -134,18 +155,11 @@ def _describe_input(identity: Mapping[str, Any]) -> str:
     return f"{identity.get('file')}, sha256 {digest[:12]}" if digest else str(identity.get("file"))
 
 
+def _show_columns(identity: Mapping[str, Any]) -> str:
+    columns = identity.get("columns") or {}
+    return ",".join(f"{k}={v}" for k, v in columns.items()) or "(none)"
+
+
 def _show(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
-
-def _plain(value: Any) -> Any:
-    """``value`` as JSON data (dataclasses, mappings and sequences included)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return repr(value)

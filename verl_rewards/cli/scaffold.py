@@ -125,6 +125,14 @@ test = ["pytest>=7"]
 
 [tool.setuptools.packages.find]
 where = ["src"]
+
+# The package's own pytest settings: `python -m pytest tests` uses these wherever
+# the package sits (inside another project's checkout too, whose settings would
+# otherwise apply), and imports the package from src/. Only pytest's own options:
+# nothing here needs a plugin the [test] extra does not install.
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+pythonpath = ["src"]
 '''
 
 _INIT = '''\

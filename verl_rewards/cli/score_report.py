@@ -23,15 +23,24 @@ def summary(scorer: Scorer, tally: Tally, output: str) -> list[str]:
                if tally.skipped else "")
     kept = f" ({tally.kept} kept from the earlier run)" if tally.kept else ""
     return [
-        f"scored {n} samples with {scorer.provenance.display_name} on the "
-        f"{scorer.config.executor} executor in {elapsed:.2f} s ({rate}; "
-        f"executor start {startup:.2f} s)",
+        f"scored {n} samples with {scorer.provenance.display_name} on {where(scorer)} in "
+        f"{elapsed:.2f} s ({rate}; executor start {startup:.2f} s)",
         f"  ok {ok}, failed {tally.statuses['failed']}, "
         f"timed out {tally.statuses['timeout']}{skipped}",
         f"  mean score {mean} (over ok samples)",
         f"  errors by type: {errors}",
         f"wrote {tally.written} rows to {output}{kept}",
     ]
+
+
+def where(scorer: Scorer) -> str:
+    """Where the samples were scored: ``the service at URL``, ``the ray executor``, ..."""
+    config = scorer.config
+    if config.remote_url:
+        return f"the service at {config.remote_url}"
+    if config.executor == "ray" and config.share_pool:
+        return f"the ray executor ({config.share_pool}'s shared pool)"
+    return f"the {config.executor} executor"
 
 
 def all_failed(tally: Tally) -> str:

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from ..results import BatchResult
 from ..samples import REQUIRED, Sample, as_samples
 from ..scorer import Scorer
 from . import runrecord
+from .claim import claimed
 from .errors import InputError, UsageError
 from .rowbase import Batch, Sink, WriteMode, is_stdio, label, too_few_rows
 from .rowio import last_row, open_sink, read_batches
@@ -41,6 +42,7 @@ class Plan:
     batch_size: int | None = None
     allow_empty: bool = False
     progress: bool = True
+    columns: Mapping[str, str] = dataclasses.field(default_factory=dict)  # sample field -> input column
 
 
 class Tally:
@@ -80,13 +82,19 @@ class Tally:
 
 
 def run(scorer: Scorer, plan: Plan) -> Tally:
-    """Check the input whole (a file), open the output, score batch by batch; return the
-    counts. Errors say how many whole rows the output holds and how to continue."""
-    total = None if is_stdio(plan.source) else _validate_input(plan.source)
+    """Claim the output (one run per output file), check the input whole (a file), open the
+    output, score batch by batch; return the counts. Errors say how many whole rows the
+    output holds and how to continue."""
+    with contextlib.nullcontext() if is_stdio(plan.target) else claimed(plan.target):
+        return _run(scorer, plan)
+
+
+def _run(scorer: Scorer, plan: Plan) -> Tally:
+    total = None if is_stdio(plan.source) else _validate_input(plan.source, plan.columns)
     if total == 0 and not plan.allow_empty:
         raise _empty(plan.source)
     record = None if is_stdio(plan.target) else runrecord.RunRecord.of(
-        plan.source, scorer.provenance, scorer.config)
+        plan.source, scorer.provenance, scorer.config, plan.columns)
     sink, kept = open_sink(plan.target, plan.mode)
     tally = Tally()
     tally.kept = kept
@@ -159,7 +167,7 @@ def _stream(
     skip = scorer.config.on_error == "skip"
     with contextlib.ExitStack() as stack, _progress(scorer, plan, total, tally.kept) as bar:
         for batch in _batches(plan, size, tally.kept, validated=total is not None):
-            samples = _samples(batch, plan.source)
+            samples = _samples(batch, plan.source, plan.columns)
             if not tally.scored:
                 stack.enter_context(scorer)
                 tally.start = time.perf_counter()
@@ -195,7 +203,7 @@ def _batches(plan: Plan, size: int, kept: int, validated: bool) -> Iterator[Batc
 
 
 def _check_boundary(plan: Plan, kept: int, ended: dict[str, Any], row: dict[str, Any]) -> None:
-    differ = [k for k in REQUIRED if ended.get(k) != row.get(k)]
+    differ = [c for c in (plan.columns.get(k, k) for k in REQUIRED) if ended.get(c) != row.get(c)]
     if differ:
         raise UsageError(
             f"cannot resume {plan.target}: its last row ({kept}) is not row {kept} of "
@@ -218,21 +226,42 @@ def produced_columns(result: BatchResult, skip: bool) -> dict[str, list[Any]]:
     return columns
 
 
-def _validate_input(path: Path) -> int:
+def _validate_input(path: Path, columns: Mapping[str, str]) -> int:
     """Read the whole input once, before any worker starts: bad rows exit 2 with file and line."""
     count = 0
     for batch in read_batches(path, 1024):
-        _samples(batch, path)
+        _samples(batch, path, columns)
         count += len(batch.rows)
     return count
 
 
-def _samples(batch: Batch, path: Path) -> list[Sample]:
+def _samples(batch: Batch, path: Path, columns: Mapping[str, str]) -> list[Sample]:
+    rows = batch.rows if not columns else [_mapped(row, columns) for row in batch.rows]
     try:
-        return as_samples(batch.rows)
+        return as_samples(rows)
     except SampleError as e:
         message = str(e).removeprefix(f"sample {e.index}: ")  # the line says which
+        missing = [k for k in REQUIRED if k not in rows[e.index]] if isinstance(rows[e.index], dict) else []
+        if missing:
+            message += _columns_found(batch.rows[e.index], missing, columns)
         raise InputError(f"{label(path, 'input')}, {batch.where[e.index]}: {message}") from e
+
+
+def _mapped(row: dict[str, Any], columns: Mapping[str, str]) -> dict[str, Any]:
+    """``row`` with each sample field read from the column ``--columns`` names for it."""
+    mapped = {k: v for k, v in row.items() if k not in columns}
+    mapped.update((field, row[column]) for field, column in columns.items() if column in row)
+    return mapped
+
+
+def _columns_found(row: dict[str, Any], missing: list[str], columns: Mapping[str, str]) -> str:
+    """What a row without a required field has instead, and how to map it."""
+    named = [f"{columns[k]!r} (--columns {k}={columns[k]})" for k in missing if k in columns]
+    found = ", ".join(repr(c) for c in row) or "none"
+    if named:
+        return f"; it has no column {', '.join(named)}; its columns: {found}"
+    example = ",".join(f"{k}=COLUMN" for k in missing)
+    return f"; its columns: {found}; if one holds it under another name, add --columns {example}"
 
 
 def _progress(scorer: Scorer, plan: Plan, total: int | None, kept: int) -> Any:

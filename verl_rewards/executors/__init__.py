@@ -1,4 +1,5 @@
-"""Executors score a batch of samples: ``local`` in-process, ``ray`` on actors.
+"""Executors score a batch of samples: ``local`` in-process, ``ray`` on actors, a
+shared pool's client (``share_pool``), or a service (``remote_url``).
 
 Only this package knows Ray (``ray_*.py`` and ``shared_pool.py`` import it).
 """
@@ -13,6 +14,8 @@ from ..config import RewardConfig
 from ..outcomes import Outcome
 from ..samples import Sample
 from ..spec import RewardSpec
+
+POOL_HOST_RESTARTS = "pool_host_restarts"  # a batch's metric: its shared pool's host died and was created again
 
 
 class Executor(Protocol):

@@ -49,6 +49,13 @@ def acquire(address: str | None) -> bool:
         return True
 
 
+def joined_cluster_resources() -> dict[str, float] | None:
+    """The resources of the Ray cluster this process has joined (None: it has joined none)."""
+    if not ray.is_initialized():
+        return None
+    return dict(ray.cluster_resources())  # type: ignore[no-untyped-call]
+
+
 def release() -> None:
     """Give back one share; the last one shuts down the session this module started."""
     global _started, _users

@@ -1,22 +1,35 @@
-"""``share_pool``: one pool of reward actors for every process of a Ray job that asks for it.
+"""``share_pool``: one pool of reward actors for every process of a Ray job, or of a
+whole Ray cluster, that scores with the same reward and config.
 
-verl starts N reward-loop actors, each with its own reward manager and
-``Scorer``; each one's :class:`SharedPoolExecutor` finds (or, the first time,
-creates) one named :class:`PoolHost` actor for its job, reward and config,
-and sends it its batches. The host drives a :class:`~.ray_pool.RayExecutor`,
-so the job has one pool, not N. ``get_if_exists`` makes the creation
-race-free. The host is owned by the process that created it, so it (and its
-reward actors) go when the job does.
+Two scopes, one mechanism:
 
-The host scores one batch at a time (each spans every worker); batches that
-arrive while one is scoring are combined and scored together next, so many
-small batches (verl's agent loop scores sample by sample) still use every
-worker. Every wait inside is bounded by the pool's own deadlines (per-sample
-timeouts, worker replacement, start-up), so a client waits for its result.
+* ``share_pool: job`` (or ``true``): one pool per Ray job. verl starts N reward-loop
+  actors, each with its own reward manager and ``Scorer``; they all score on one pool,
+  not N.
+* ``share_pool: cluster`` (what ``verl-rewards serve --shared-pool`` sets): one pool per
+  Ray cluster, in namespace ``verl_rewards``, so ``serve`` front ends of different jobs,
+  on different nodes, score on one pool.
+
+Each client's :class:`SharedPoolExecutor` finds (or, the first time, creates;
+``get_if_exists`` makes that race-free) one named :class:`PoolHost` actor, named by its
+scope and :func:`~verl_rewards.spec.identity_key` (the reward at its version or source,
+and its whole config, in any key order). The host drives the executor the config
+describes and returns outcomes; each client assembles its own result. The host is owned
+by the process that created it (not detached), so it and its reward actors go with that
+process; a client whose host died creates it again, once per batch.
+
+The host scores one batch at a time (each spans every worker); batches that arrive
+while one is scoring are combined and scored together next
+(:func:`verl_rewards.combining.score_together`, whose rule says how a failed sample
+stays its own caller's), so many small batches (verl's agent loop scores sample by
+sample) still use every worker. Every wait inside is bounded by the pool's own
+deadlines (per-sample timeouts, worker replacement, start-up), so a client waits for
+its result.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Sequence
@@ -24,18 +37,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ray
-from ray.exceptions import RayActorError
+from ray.exceptions import GetTimeoutError, RayActorError
 
 from .._inspect import RewardInfo
-from ..config import RewardConfig
-from ..outcomes import Outcome
+from ..combining import Scored, for_caller, score_together
+from ..config import PoolScope, RewardConfig
+from ..errors import ExecutorError
 from ..samples import Sample
 from ..spec import RewardSpec, identity_key
-from . import ray_session
+from . import POOL_HOST_RESTARTS, ray_session
 
 log = logging.getLogger(__name__)
 
-Scored = tuple[list[Outcome], dict[str, float]]
+NAMESPACE = "verl_rewards"  # the cluster scope's: every job finds the pool there
+START_TIMEOUT_S = 600.0  # the host's pool start-up (its workers have their own 300 s deadline)
+
+
+def host_name(scope: PoolScope, key: str, job: str) -> tuple[str, str | None]:
+    """The pool host's actor name and namespace (None: the job's own) for ``scope``."""
+    if scope == "cluster":
+        return f"verl_rewards_pool_{key}", NAMESPACE
+    return f"verl_rewards_pool_{job}_{key}", None
 
 
 @dataclass
@@ -50,16 +72,21 @@ class PoolHost:
     """A Ray actor that scores every client's batches on one pool."""
 
     def __init__(self, spec: RewardSpec, config: RewardConfig, info: RewardInfo) -> None:
-        from .ray_pool import RayExecutor
+        from . import make_executor
 
-        self._executor = RayExecutor(spec, config, info)
+        self._executor = make_executor(spec, dataclasses.replace(config, share_pool=False), info)
         self._executor.start()
         self._turn = threading.Lock()  # one combined batch at a time
         self._pending: list[_Waiting] = []
         self._pending_lock = threading.Lock()
 
-    def score(self, samples: Sequence[Sample], stop_on_error: bool) -> Scored:
-        """Outcomes and metrics for ``samples``, scored with whatever else is waiting."""
+    def ready(self) -> bool:
+        """Answers once the pool has started (the actor's constructor started it)."""
+        return True
+
+    def score(self, samples: Sequence[Sample]) -> Scored:
+        """Outcomes and metrics for ``samples``, scored with whatever else is waiting. A
+        failed sample is an outcome, never an exception: the client applies its on_error."""
         waiting = _Waiting(samples)
         with self._pending_lock:
             self._pending.append(waiting)
@@ -67,63 +94,83 @@ class PoolHost:
             if not waiting.done.is_set():  # nobody scored it while we waited for our turn
                 with self._pending_lock:
                     batch, self._pending = self._pending, []
-                self._score_together(batch, stop_on_error)
+                self._score_together(batch)
         if waiting.error is not None:
             raise waiting.error
         assert waiting.result is not None
         return waiting.result
 
-    def _score_together(self, batch: list[_Waiting], stop_on_error: bool) -> None:
+    def _score_together(self, batch: list[_Waiting]) -> None:
         try:
-            outcomes, metrics = self._executor.run([s for w in batch for s in w.samples], stop_on_error)
-        except BaseException as e:  # on_error=raise: every batch of the round hears it
+            parts = score_together(lambda samples: self._executor.run(samples, False),
+                                   [w.samples for w in batch])
+        except BaseException as e:  # the pool failed, not a sample: every caller of the round hears it
             for w in batch:
                 w.error = e
                 w.done.set()
             return
-        offset = 0
-        for w in batch:
-            w.result = (outcomes[offset:offset + len(w.samples)], metrics)
-            offset += len(w.samples)
+        for w, part in zip(batch, parts):
+            w.result = part
             w.done.set()
 
 
 class SharedPoolExecutor:
-    """A client of the job's shared pool for one reward and config."""
+    """A client of the job's or the cluster's shared pool (``config.share_pool``) for one
+    reward and config."""
 
     def __init__(self, spec: RewardSpec, config: RewardConfig, info: RewardInfo) -> None:
         self._spec, self._config, self._info = spec, config, info
+        self.scope: PoolScope = "cluster" if config.share_pool == "cluster" else "job"
         self._host: Any = None
         self._holds_session = False
         self.name = ""
+        self._namespace: str | None = None
 
     def start(self) -> None:
-        """Join Ray and find (or create) the job's pool host."""
+        """Join Ray, find (or create) the pool host and wait until its pool is up."""
         self._holds_session = ray_session.acquire(self._config.ray_address)
-        job = ray.get_runtime_context().get_job_id()
-        self.name = f"verl_rewards_pool_{job}_{identity_key(self._spec, self._config)}"
-        self._host = self._connect()
+        try:
+            job = ray.get_runtime_context().get_job_id()
+            self.name, self._namespace = host_name(self.scope, identity_key(self._spec, self._config), job)
+            self._host = self._connect()
+        except BaseException:
+            self.close()
+            raise
 
     def _connect(self) -> Any:
-        return ray.remote(PoolHost).options(
-            name=self.name, get_if_exists=True, num_cpus=0, max_concurrency=256,
+        host_class: Any = ray.remote(PoolHost)
+        host = host_class.options(
+            name=self.name, namespace=self._namespace, get_if_exists=True, num_cpus=0,
+            max_concurrency=256,
         ).remote(self._spec, self._config, self._info)
+        try:
+            ray.get(host.ready.remote(), timeout=START_TIMEOUT_S)
+        except GetTimeoutError as e:
+            raise ExecutorError(
+                f"the shared reward pool {self.name} for {self._spec.display_name} did not start "
+                f"within {START_TIMEOUT_S:g} s; see the Ray cluster's logs (`ray status`: can it "
+                f"place reward.num_workers workers?)") from e
+        return host
 
     def run(self, samples: Sequence[Sample], stop_on_error: bool) -> Scored:
-        """Score ``samples`` on the pool (started again, once, if its host died)."""
+        """Score ``samples`` on the pool (created again, once, if its host died); with
+        ``stop_on_error`` the first failed sample of *these* samples raises."""
         try:
-            return self._score(samples, stop_on_error)
-        except RayActorError:
-            log.warning("the verl-rewards pool %s died; starting it again", self.name)
+            outcomes, metrics = self._score(samples)
+        except RayActorError as e:
+            log.warning("the shared reward pool %s died (%s); starting it again", self.name,
+                        str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
             self._host = self._connect()
-            return self._score(samples, stop_on_error)
+            outcomes, metrics = self._score(samples)
+            metrics = {**metrics, POOL_HOST_RESTARTS: 1.0}
+        return for_caller(self._spec.display_name, (outcomes, metrics), stop_on_error)
 
-    def _score(self, samples: Sequence[Sample], stop_on_error: bool) -> Scored:
-        outcomes, metrics = ray.get(self._host.score.remote(list(samples), stop_on_error))
+    def _score(self, samples: Sequence[Sample]) -> Scored:
+        outcomes, metrics = ray.get(self._host.score.remote(list(samples)))
         return list(outcomes), dict(metrics)
 
     def close(self) -> None:
-        """Leave the pool (it lives as long as the job) and the Ray session."""
+        """Leave the pool (it lives as long as the process that created it) and the Ray session."""
         self._host = None
         if self._holds_session:
             self._holds_session = False

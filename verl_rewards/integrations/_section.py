@@ -14,6 +14,7 @@ from ..errors import ConfigError
 from ..results import BatchResult
 from ..scorer import Scorer
 from ._common import ProcessCache, plain, scorer_from_section, selection_key
+from ._skip import check_skip
 
 PLUGIN_ENV = "VERL_REWARDS_PLUGIN"
 KWARGS_ENV = "VERL_REWARDS_KWARGS"
@@ -79,8 +80,11 @@ def env_section() -> dict[str, Any]:
     return _env_sections.get(key, section_from_env)
 
 
-def scorer_for(section: Mapping[str, Any]) -> Scorer:
-    """The started scorer for ``section`` in this process (built on first use)."""
+def scorer_for(section: Mapping[str, Any], host: str) -> Scorer:
+    """The started scorer for ``section`` in this process (built on first use); a
+    :class:`ConfigError` first when ``host`` refuses the section's ``on_error``
+    (``integrations/_skip.py``)."""
+    check_skip(host, str(section.get("on_error", "score")))
     return _scorers.get(selection_key(section), lambda: scorer_from_section(section))
 
 

@@ -26,7 +26,10 @@ Here a failed sample (raised, bad value, over ``timeout_s``) returns
 ``error_score`` at once, logged with its error: set ``timeout_s`` below the
 wrapper's ``timeout_seconds`` (15 s by default) so that ours decides. With
 ``on_error: raise`` the ``RewardError`` goes to AReaL (which retries it).
-AReaL itself is never imported here. See ``docs/integrations/areal.md``.
+With ``on_error: skip`` a failed sample raises ``SkippedSample``: AReaL's
+wrapper retries it, then re-raises, and AReaL rejects the episode (never
+trained on; ``docs/skip.md``). AReaL itself is never imported here. See
+``docs/integrations/areal.md``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from verl_rewards.errors import SkippedSample
 from verl_rewards.integrations._common import plain, score_batch
 from verl_rewards.integrations._section import (
     Reward,
@@ -42,7 +46,7 @@ from verl_rewards.integrations._section import (
     scorer_for,
     section_of,
 )
-from verl_rewards.samples import Sample
+from verl_rewards.samples import Sample, normalise_prompt
 
 __all__ = ["ArealReward", "reward", "reward_fn"]
 
@@ -67,8 +71,11 @@ class ArealReward:
 
     def __call__(self, prompt: Any, completions: str, prompt_ids: Any = None,
                  completion_ids: Any = None, **row: Any) -> float:
-        scorer = scorer_for(self.section)  # once per process: AReaL's pool workers too
+        scorer = scorer_for(self.section, "areal")  # once per process: AReaL's pool workers too
         result = score_batch(scorer, [self.sample(prompt, completions, row)])
+        if scorer.config.on_error == "skip" and not result.trainable[0]:
+            # AReaL rejects an episode whose reward raises (after its wrapper's retries).
+            raise SkippedSample(scorer.ref.display_name, str(result.errors[0]))
         return result.scores[0]
 
     def sample(self, prompt: Any, completion: str, row: Mapping[str, Any]) -> Sample:
@@ -78,7 +85,7 @@ class ArealReward:
         return Sample(
             self.data_source if source is None else str(source), str(completion),
             row.get(self.answer_key), dict(info) if isinstance(info, Mapping) else None,
-            prompt if isinstance(prompt, str) else None,
+            normalise_prompt(prompt),
         )
 
 
@@ -104,6 +111,6 @@ def reward_fn(
     here, not in every rollout.
     """
     section = section_of(reward, options)
-    name = reward_name(scorer_for(section))
+    name = reward_name(scorer_for(section, "areal"))
     return ArealReward(plain(section), name, answer_key, data_source_key, extra_info_key,
                        data_source)

@@ -38,33 +38,42 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 # Absolute imports: OpenRLHF loads this file by path, outside its package.
-from verl_rewards.config import RewardConfig, read_section
+from verl_rewards.config import RewardConfig
 from verl_rewards.errors import ConfigError
 from verl_rewards.integrations._common import (
     ADAPTER_DEFAULTS,
     ProcessCache,
-    logger,
     score_batch,
     started,
 )
-from verl_rewards.integrations._skip import SKIP_UNAVAILABLE_OPENRLHF
+from verl_rewards.integrations._openrlhf import (
+    DEFAULT_DATA_SOURCE,
+    DEFAULT_STRIP,
+    Batching,
+    response_of,
+    samples_of,
+    strip_from_env,
+    strip_suffixes,
+)
+from verl_rewards.integrations._section import CONFIG_ENV, KWARGS_ENV, PLUGIN_ENV, section_from_env
+from verl_rewards.integrations._skip import check_skip
 from verl_rewards.limits import Timeout
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
 
+__all__ = ["DEFAULT_STRIP", "ENV_VARS", "Settings", "load_settings", "prepare", "response_of",
+           "reward_func", "samples_for", "score_queries", "strip_suffixes"]
+
 ENV_VARS = (
-    "VERL_REWARDS_PLUGIN", "VERL_REWARDS_CONFIG", "VERL_REWARDS_KWARGS", "VERL_REWARDS_DATA_SOURCE",
+    PLUGIN_ENV, CONFIG_ENV, KWARGS_ENV, "VERL_REWARDS_DATA_SOURCE",
     "VERL_REWARDS_TIMEOUT_S", "VERL_REWARDS_ON_ERROR", "VERL_REWARDS_ERROR_SCORE",
     "VERL_REWARDS_STRIP", "VERL_REWARDS_LOG_KEYS",
 )
 
-# Decoded with special tokens, a response ends with its end-of-sequence marker
-# (and maybe padding); rewards written for verl expect clean text.
-DEFAULT_STRIP = (
-    "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "<|end|>", "</s>",
-    "<eos>", "<end_of_turn>", "<pad>", "<\uff5cend\u2581of\u2581sentence\uff5c>",
-)
+_CLUSTER_HINT = (
+    "OpenRLHF loads this file in its rollout actors: on a Ray cluster pass the variables to "
+    "every worker with --runtime-env-json='{\"env_vars\": {\"VERL_REWARDS_PLUGIN\": \"...\"}}'")
 
 # Read when this file is loaded: in each rollout actor by OpenRLHF 0.11; in the
 # driver by older releases, which ship reward_func to their Ray workers by value,
@@ -86,8 +95,7 @@ class Settings(NamedTuple):
     """The environment's choice of reward and policy, validated."""
 
     config: RewardConfig  # the validated reward section (plugin, path or rewards, and options)
-    data_source: str
-    strip: tuple[str, ...]
+    batching: Batching  # the data source and the end markers stripped
     log_keys: tuple[str, ...]
 
 
@@ -103,12 +111,17 @@ def score_queries(
     ``defaults`` fill settings missing from this process's environment.
     """
     settings, scorer = prepare(defaults)
+    samples = samples_for(queries, prompts, labels, settings)
+    return _openrlhf_result(score_batch(scorer, samples), settings.log_keys)
+
+
+def samples_for(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any],
+                settings: Settings) -> list[Sample]:
+    """The samples of one OpenRLHF call (serve's ``/openrlhf`` builds the same)."""
     if not (len(queries) == len(prompts) == len(labels)):
         raise ValueError(f"reward_func got {len(queries)} queries, {len(prompts)} prompts "
                          f"and {len(labels)} labels; expected one of each per sample")
-    samples = [Sample(settings.data_source, response_of(q, p, settings.strip), label,
-                      {"prompt": p}, p) for q, p, label in zip(queries, prompts, labels)]
-    return _openrlhf_result(score_batch(scorer, samples), settings.log_keys)
+    return samples_of(queries, prompts, labels, settings.batching)
 
 
 def prepare(defaults: Mapping[str, str] | None = None) -> tuple[Settings, Scorer]:
@@ -117,75 +130,31 @@ def prepare(defaults: Mapping[str, str] | None = None) -> tuple[Settings, Scorer
     return _settings.get(tuple(sorted(env.items())), lambda: _load(env))
 
 
-def response_of(query: str, prompt: str, strip: Sequence[str] = DEFAULT_STRIP) -> str:
-    """The response in ``query``: the text after ``prompt``, end markers removed."""
-    start = query.find(prompt) if prompt else -1
-    if start < 0:  # the decoded prompt differs from the original (truncated, normalised)
-        if prompt and not _warned_prompt_not_found:
-            _warned_prompt_not_found.append(True)
-            logger.warning("a prompt was not found in its OpenRLHF query (truncated, or "
-                           "changed by decoding); such responses are scored as the whole query")
-        response = query
-    else:
-        response = query[start + len(prompt):]
-    return strip_suffixes(response, strip)
-
-
-_warned_prompt_not_found: list[bool] = []  # warn once per process
-
-
-def strip_suffixes(text: str, suffixes: Sequence[str]) -> str:
-    """``text`` without any trailing run of ``suffixes`` (and whitespace between them)."""
-    while True:
-        trimmed = text.rstrip()
-        for suffix in suffixes:
-            if suffix and trimmed.endswith(suffix):
-                text = trimmed[: -len(suffix)]
-                break
-        else:
-            return text
-
-
 def load_settings(env: Mapping[str, str]) -> tuple[Settings, Scorer]:
     """Validate the ``VERL_REWARDS_*`` settings in ``env`` and build (not start) the scorer."""
     try:
-        scorer = Scorer.from_config({**_selection(env), **_options(env)}, defaults=ADAPTER_DEFAULTS)
-    except ConfigError as e:  # the same error type, saying where the setting came from
-        located = copy.copy(e)
-        located.args = (f"invalid VERL_REWARDS_* setting: {e}",)
-        raise located from e
-    if scorer.config.on_error == "skip":
-        raise ConfigError(SKIP_UNAVAILABLE_OPENRLHF)
+        section = section_from_env(env)
+    except ConfigError as e:
+        raise _located(e, _CLUSTER_HINT) from e
+    try:
+        scorer = Scorer.from_config({**section, **_options(env)}, defaults=ADAPTER_DEFAULTS)
+    except ConfigError as e:
+        raise _located(e) from e
+    check_skip("openrlhf", scorer.config.on_error)
     settings = Settings(
         config=scorer.config,
-        data_source=env.get("VERL_REWARDS_DATA_SOURCE", "openrlhf"),
-        strip=tuple(_json(env, "VERL_REWARDS_STRIP", list(DEFAULT_STRIP), list)),
-        log_keys=tuple(_json(env, "VERL_REWARDS_LOG_KEYS", [], list)),
+        batching=Batching(env.get("VERL_REWARDS_DATA_SOURCE", DEFAULT_DATA_SOURCE),
+                          strip_from_env(env)),
+        log_keys=tuple(_json_list(env, "VERL_REWARDS_LOG_KEYS")),
     )
     return settings, scorer
 
 
-def _selection(env: Mapping[str, str]) -> dict[str, Any]:
-    plugin = env.get("VERL_REWARDS_PLUGIN", "").strip()
-    config = env.get("VERL_REWARDS_CONFIG", "").strip()
-    if bool(plugin) == bool(config):
-        raise ConfigError(
-            "the verl-rewards OpenRLHF reward file needs exactly one of VERL_REWARDS_PLUGIN (an "
-            "installed plugin name, see `verl-rewards list`) or VERL_REWARDS_CONFIG (a reward "
-            "section: a YAML file or a JSON object); "
-            f"{'both are' if plugin else 'neither is'} set. OpenRLHF loads this file in its "
-            "rollout actors: on a Ray cluster pass the variables to every worker with "
-            "--runtime-env-json='{\"env_vars\": {\"VERL_REWARDS_PLUGIN\": \"...\"}}'"
-        )
-    if plugin:
-        return {"plugin": plugin, "kwargs": _json(env, "VERL_REWARDS_KWARGS", {}, dict)}
-    if "VERL_REWARDS_KWARGS" in env:
-        raise ConfigError("VERL_REWARDS_KWARGS goes with VERL_REWARDS_PLUGIN; with "
-                          "VERL_REWARDS_CONFIG put kwargs in the section")
-    if config.startswith("{"):
-        return dict(_json(env, "VERL_REWARDS_CONFIG", {}, dict))
-    # A YAML file (a whole trainer config's `reward:` too): only the keys it sets.
-    return read_section(config)
+def _located(error: ConfigError, hint: str = "") -> ConfigError:
+    """The same error type, saying where the setting came from."""
+    located = copy.copy(error)
+    located.args = (f"invalid VERL_REWARDS_* setting: {error}{f'. {hint}' if hint else ''}",)
+    return located
 
 
 def _options(env: Mapping[str, str]) -> dict[str, Any]:
@@ -204,17 +173,16 @@ def _load(env: Mapping[str, str]) -> tuple[Settings, Scorer]:
     return settings, started(scorer)
 
 
-def _json(env: Mapping[str, str], name: str, default: Any, kind: type) -> Any:
+def _json_list(env: Mapping[str, str], name: str) -> list[Any]:
     text = env.get(name)
     if text is None or not text.strip():
-        return default
+        return []
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:
         raise ConfigError(f"{name} is not valid JSON ({e}): {text!r}") from e
-    if not isinstance(value, kind):
-        expected = "object" if kind is dict else "list"
-        raise ConfigError(f"{name} must be a JSON {expected}, not {text!r}")
+    if not isinstance(value, list):
+        raise ConfigError(f"{name} must be a JSON list, not {text!r}")
     return value
 
 

@@ -18,7 +18,8 @@ the data source and its ``extra_info`` the extra info.
 skyrl-gym does not catch an exception from ``step``: one raising reward ends
 the trajectory. Here a failed sample (raised, timed out, bad value) scores
 ``error_score`` with ``metadata["error"]`` saying why; ``step`` raises only
-with ``on_error: raise``. The reward's extra keys are in ``metadata`` too.
+with ``on_error: raise``. ``on_error: skip`` is refused when the environment
+is made: skyrl-gym has no way to leave a trajectory out (``docs/skip.md``). The reward's extra keys are in ``metadata`` too.
 ``get_metrics()`` gives SkyRL the episode's numeric extra keys and ``failed``
 (0 or 1), which it averages over episodes. ``env_config`` may also be a plugin name. skyrl-gym is imported only by
 :func:`register` and :class:`RewardEnv`. See ``docs/integrations/skyrl.md``.
@@ -38,7 +39,7 @@ from verl_rewards.integrations._section import (
     scorer_for,
     section_of,
 )
-from verl_rewards.samples import Sample
+from verl_rewards.samples import Sample, normalise_prompt
 
 if TYPE_CHECKING:
     from skyrl_gym.envs.base_text_env import BaseTextEnvStepOutput
@@ -84,16 +85,7 @@ def sample_from_extras(extras: Mapping[str, Any], response: str = "") -> Sample:
     source = extras.get("data_source")
     return Sample(DEFAULT_DATA_SOURCE if source is None else str(source), response,
                   spec["ground_truth"], dict(info) if isinstance(info, Mapping) else None,
-                  _prompt(extras.get("prompt")))
-
-
-def _prompt(prompt: Any) -> Any:
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, list) and all(isinstance(m, Mapping) and "role" in m and "content" in m
-                                        for m in prompt):
-        return [dict(m) for m in prompt]
-    return None
+                  normalise_prompt(extras.get("prompt")))
 
 
 def _env_class() -> type:
@@ -106,7 +98,7 @@ def _env_class() -> type:
             super().__init__()
             self.section = section_of_env_config(env_config)
             self.row = sample_from_extras(extras or {})  # a row without ground truth fails here
-            self.scorer = scorer_for(self.section)  # and so does a wrong plugin name
+            self.scorer = scorer_for(self.section, "skyrl")  # and a wrong name, or on_error: skip
             self.metrics: dict[str, float] = {}
 
         def step(self, action: str) -> BaseTextEnvStepOutput:

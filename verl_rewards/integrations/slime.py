@@ -32,7 +32,7 @@ from typing import Any
 
 from verl_rewards.integrations._common import score_batch
 from verl_rewards.integrations._section import env_section, sample_result, scorer_for
-from verl_rewards.samples import Sample
+from verl_rewards.samples import Sample, normalise_prompt
 
 __all__ = ["METADATA_KEY", "reward", "sample_of"]
 
@@ -49,7 +49,7 @@ async def reward(args: Any, sample_or_samples: Any, **kw: Any) -> float | list[f
 
 
 def _score(samples: list[Any]) -> list[float]:
-    scorer = scorer_for(env_section())
+    scorer = scorer_for(env_section(), "slime")
     result = score_batch(scorer, [sample_of(s) for s in samples])
     skip = scorer.config.on_error == "skip"
     for i, sample in enumerate(samples):
@@ -72,14 +72,5 @@ def sample_of(sample: Any) -> Sample:
         str(getattr(sample, "response", "") or ""),
         getattr(sample, "label", None),
         extra,
-        _prompt(getattr(sample, "prompt", None)),
+        normalise_prompt(getattr(sample, "prompt", None)),
     )
-
-
-def _prompt(prompt: Any) -> Any:
-    if isinstance(prompt, str):
-        return prompt or None
-    if isinstance(prompt, list) and all(isinstance(m, Mapping) and "role" in m and "content" in m
-                                        for m in prompt):
-        return [dict(m) for m in prompt]
-    return None

@@ -30,11 +30,11 @@ from ..config import OnError, RewardConfig
 from ..errors import ConfigError
 from ..limits import AUTO, Timeout
 from ..results import BatchResult
-from ..samples import Sample
+from ..samples import Sample, message_text, normalise_prompt
 from ..scorer import Scorer
 from ..spec import RewardSpec, identity_key
 from ._common import ADAPTER_DEFAULTS, ProcessCache, score_batch, started
-from ._skip import trl_scores
+from ._skip import check_skip, trl_scores
 
 __all__ = ["AsyncPluginReward", "PluginReward", "reward_func"]
 
@@ -100,6 +100,7 @@ def reward_func(
         "on_error": on_error, "error_score": error_score, "timeout_s": timeout_s,
         "max_concurrency": max_concurrency, **_selection(plugin, reward, kwargs),
     }, defaults=ADAPTER_DEFAULTS)
+    check_skip("trl", scorer.config.on_error)
     columns = _columns(ground_truth_column, data_source, data_source_column, extra_info_columns)
     cls = AsyncPluginReward if _use_async(scorer.info.is_async, async_) else PluginReward
     return cls(scorer.ref, columns, scorer.config, name or _default_name(scorer.ref))
@@ -187,14 +188,7 @@ def samples_from_batch(
     extras = _extra_infos(spec, columns, n)
     given = list(prompts) if prompts is not None and len(prompts) == n else [None] * n
     return [Sample(sources[i], completion_text(completions[i]), truths[i], extras[i],
-                   _prompt(given[i])) for i in range(n)]
-
-
-def _prompt(prompt: Any) -> Any:
-    """TRL's prompt as a sample's: text, or a list of chat messages."""
-    if prompt is None or isinstance(prompt, str):
-        return prompt
-    return [dict(m) for m in prompt if isinstance(m, Mapping)]
+                   normalise_prompt(given[i])) for i in range(n)]
 
 
 def completion_text(completion: Any) -> str:
@@ -211,15 +205,7 @@ def completion_text(completion: Any) -> str:
 
 
 def _content(message: Any) -> str:
-    content = message.get("content") if isinstance(message, Mapping) else message
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):  # multimodal parts: keep the text ones
-        return "".join(p if isinstance(p, str) else str(p.get("text", ""))
-                       for p in content if isinstance(p, (str, Mapping)))
-    return str(content)
+    return message_text(message.get("content") if isinstance(message, Mapping) else message)
 
 
 def _column(columns: Mapping[str, Any], name: str, n: int, option: str) -> list[Any]:

@@ -23,17 +23,21 @@ returned dict into the reward, so a plugin's extra keys go to
 ``<reward>/failed`` (0 or 1) and, for a failed sample, its status and error
 under ``trace.info["verl_rewards"][<reward>]``. A failed sample scores
 ``error_score`` and the rollout stays ok; with ``on_error: raise`` the
-``RewardError`` reaches verifiers, which fails the rollout. Calls verifiers
-makes at once are scored as one batch, off its event loop. See
-``docs/integrations/verifiers.md``.
+``RewardError`` reaches verifiers, which fails that rollout (the rollouts
+scored in the same batch keep their scores). ``on_error: skip`` is refused:
+verifiers gives a reward no way to leave one rollout out (``docs/skip.md``).
+Calls verifiers makes at once are scored as one batch, off its event loop.
+See ``docs/integrations/verifiers.md``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from verl_rewards.errors import RewardError
 from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import ProcessCache, score_batch, selection_key
 from verl_rewards.integrations._section import (
@@ -47,7 +51,7 @@ from verl_rewards.integrations._section import (
     section_of,
 )
 from verl_rewards.results import BatchResult
-from verl_rewards.samples import Sample
+from verl_rewards.samples import Sample, normalise_prompt
 from verl_rewards.scorer import Scorer
 
 __all__ = ["Fields", "VerifiersReward", "reward_func", "score"]
@@ -67,6 +71,7 @@ class Fields(NamedTuple):
 class _Entry(NamedTuple):
     scorer: Scorer
     batcher: Microbatcher[Sample]
+    raises: bool  # on_error: raise, for the failed rollout only (not its batch-mates)
 
 
 _entries: ProcessCache[_Entry] = ProcessCache()
@@ -124,6 +129,8 @@ async def _score(entry: _Entry, fields: Fields, name: str, task: Any, trace: Any
     scored = await entry.batcher.score(sample_of(task, trace, fields))
     result = sample_result(scored.result, scored.position)
     record(trace, name, result)
+    if entry.raises and result.status != "ok":  # verifiers fails this rollout
+        raise RewardError(entry.scorer.ref.display_name, 0, str(result.error))
     return result.score
 
 
@@ -136,7 +143,7 @@ def sample_of(task: Any, trace: Any, fields: Fields) -> Sample:
         str(trace.last_reply),
         _field(task, fields.answer),
         dict(info) if isinstance(info, Mapping) else None,
-        _prompt(task),
+        normalise_prompt(getattr(task, "prompt_text", None)),
     )
 
 
@@ -150,12 +157,16 @@ def record(trace: Any, name: str, result: SampleResult) -> None:
 
 def _entry(section: Mapping[str, Any]) -> _Entry:
     def build() -> _Entry:
-        scorer = scorer_for(section)
+        # Rollouts scored together in one batch: under raise, each hears of its own failure
+        # only, so the batch is scored without stopping and the failed call raises.
+        raises = section.get("on_error") == "raise"
+        scorer = scorer_for({**section, "on_error": "score"} if raises else section, "verifiers")
+        score = scorer.score if raises else functools.partial(score_batch, scorer)
 
         async def score_many(samples: list[Sample]) -> BatchResult:
-            return await asyncio.to_thread(score_batch, scorer, samples)
+            return await asyncio.to_thread(score, samples)
 
-        return _Entry(scorer, Microbatcher(score_many))
+        return _Entry(scorer, Microbatcher(score_many), raises)
 
     return _entries.get(selection_key(section), build)
 
@@ -164,8 +175,3 @@ def _field(task: Any, name: str) -> Any:
     if isinstance(task, Mapping):
         return task.get(name)
     return getattr(task, name, None)
-
-
-def _prompt(task: Any) -> str | None:
-    text = getattr(task, "prompt_text", None)
-    return text if isinstance(text, str) and text else None

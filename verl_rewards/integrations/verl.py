@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 # Absolute imports: verl may also load this file by path, outside its package.
-from verl_rewards.config import SELECTORS
+from verl_rewards.config import KEYS, SELECTORS
 from verl_rewards.errors import ConfigError
 from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import (
@@ -49,7 +49,7 @@ from verl_rewards.integrations._common import (
     scorer_from_section,
     selection_key,
 )
-from verl_rewards.integrations._skip import SKIP_NEEDS_MANAGER
+from verl_rewards.integrations._skip import check_skip
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
@@ -67,6 +67,8 @@ HOST_KWARGS = ("reward_router_address", "reward_model_tokenizer")
 OPTIONS_KEY = "verl_rewards"
 
 _WHERE = "reward.custom_reward_function.reward_kwargs"
+# Reward-section options: under reward_kwargs.verl_rewards, never passed to the reward.
+RESERVED = tuple(k for k in KEYS if k not in {*SELECTORS, "name", "kwargs", "route"})
 
 VerlResult = Any  # a float, or a dict with a float "score" and extra keys
 
@@ -142,10 +144,12 @@ def section(reward_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     chosen = [k for k in SELECTORS if options.get(k) is not None]
     if len(chosen) != 1:
         raise ConfigError(_selection_message(chosen, reward_kwargs))
+    _check_reserved(options)
     misplaced = sorted(set(settings) & {*SELECTORS, "route", "kwargs", "name"})
     if misplaced:
         raise ConfigError(f"{_WHERE}.{OPTIONS_KEY} sets {misplaced}: choose the reward and its "
                           f"kwargs directly in {_WHERE}")
+    check_skip("verl_function", str(settings.get("on_error", "score")))
     if chosen == ["plugin"]:
         return {**settings, "plugin": options.pop("plugin"), "kwargs": options}
     if chosen == ["path"]:
@@ -187,8 +191,6 @@ def _entry(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
 
 def _build(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
     reward = section(reward_kwargs)
-    if reward.get("on_error") == "skip":  # a function's only output is a score verl trains on
-        raise ConfigError(SKIP_NEEDS_MANAGER)
     if host:
         reward["kwargs"] = {**reward["kwargs"], **host}
     scorer = scorer_from_section(reward)
@@ -199,6 +201,19 @@ def _build(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
     info = scorer.info
     accepted = frozenset() if info.is_class else frozenset(k for k in HOST_KWARGS if info.accepts(k))
     return _Entry(scorer, accepted, Microbatcher(score_many), {})
+
+
+def _check_reserved(options: Mapping[str, Any]) -> None:
+    """Refuse a reward-section option set beside the reward's kwargs: passed on as a
+    kwarg it would be ignored (a timeout not applied, ``on_error`` not honoured)."""
+    misplaced = [k for k in options if k in RESERVED]
+    if misplaced:
+        moves = ", ".join(f"{_WHERE}.{k} -> {_WHERE}.{OPTIONS_KEY}.{k}" for k in misplaced)
+        raise ConfigError(
+            f"{_WHERE} sets the verl-rewards option(s) {misplaced} beside the reward's kwargs, "
+            f"where they would reach the reward as plain kwargs and not apply. Move them: "
+            f"{moves} (e.g. +{_WHERE}.{OPTIONS_KEY}.{misplaced[0]}=...). These names are "
+            f"reserved for the options, whatever the reward's signature")
 
 
 def _selection_message(chosen: list[str], reward_kwargs: Mapping[str, Any]) -> str:

@@ -35,11 +35,11 @@ from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import plain, started
 from verl_rewards.integrations._skip import (
     TRAINABLE_KEY,
-    trainable_flags,
+    check_skip,
     verl_leaves_out_failed_sessions,
 )
 from verl_rewards.results import BatchResult
-from verl_rewards.samples import Sample
+from verl_rewards.samples import Sample, normalise_prompt
 from verl_rewards.scorer import Scorer
 from verl_rewards.token_rewards import decode_ids
 
@@ -66,30 +66,27 @@ class RewardManager(RewardManagerBase):
         section, declared = section_config(config)
         scorer = Scorer.from_config(section, defaults=DEFAULTS)
         self.reward_config, self.spec = scorer.config, scorer.ref
+        if not verl_leaves_out_failed_sessions(config):  # a raise there would fail the whole batch
+            check_skip("verl_legacy", self.reward_config.on_error)
         self.extra_keys = extra_keys(scorer.info, declared)
         _check_placement(scorer)
         self._scorer = started(scorer)
         self._wants_prompt = scorer.info.takes_prompt  # the prompt is decoded only when asked for
         self._batcher: Microbatcher[_Response] = Microbatcher(self._score_responses)
         self._skip = self.reward_config.on_error == "skip"
-        self._skip_raises = self._skip and verl_leaves_out_failed_sessions(config)
-        if self._skip and not self._skip_raises:
-            logger.warning("reward.%s.on_error=skip: verl's legacy trainer (trainer.use_v1=false) or a "
-                           "colocated reward model cannot leave one sample out of training; a failed "
-                           "sample gets error_score=%s in rm_scores and %s=0.0. See docs/skip.md",
-                           SECTION, self.reward_config.error_score, TRAINABLE_KEY)
 
     async def run_single(self, data: Any) -> dict[str, Any]:
         """Score one sample (verl's reward loop calls this for every sample at once)."""
         # For multi-sequence outputs, the last sequence (as verl's naive manager).
         scored = await self._batcher.score(_response(data, len(data) - 1, self._wants_prompt))
-        if self._skip_raises and not scored.result.trainable[scored.position]:
+        if self._skip and not scored.result.trainable[scored.position]:
             # verl's v1 rollout drops a session that raises: the sample is left out of training.
             raise SkippedSample(self.spec.display_name, str(scored.result.errors[scored.position]))
         return self._output(scored.result, scored.position)
 
     def __call__(self, data: Any, return_dict: bool = False) -> Any:
         """verl's older reward-manager call: the whole batch, a token-level reward tensor."""
+        check_skip("verl_legacy", self.reward_config.on_error)  # one call for the batch: no drop
         responses = [_response(data, i, self._wants_prompt) for i in range(len(data))]
         result = _run_sync(self._score_responses(responses))
         tensor = self.assemble_rm_scores(data, result.scores)
@@ -97,8 +94,6 @@ class RewardManager(RewardManagerBase):
             return tensor
         extra = {k: [stackable(k, result.extras(i, (k,))[k]) for i in range(len(result))]
                  for k in self.extra_keys}
-        if self._skip:
-            extra[TRAINABLE_KEY] = trainable_flags(result)
         return {"reward_tensor": tensor, "reward_extra_info": {**extra, ERROR_KEY: result.errors}}
 
     async def _score_responses(self, responses: list[_Response]) -> BatchResult:
@@ -178,11 +173,11 @@ def section_config(config: Any) -> tuple[dict[str, Any], tuple[str, ...] | None]
 def _check_placement(scorer: Scorer) -> None:
     """Refuse, now, a reward pool the Ray cluster can never place (verl's own
     ``reward.num_workers`` is another pool: name ours)."""
-    import ray
+    from ..executors.ray_session import joined_cluster_resources
 
-    if scorer.config.executor != "ray" or not ray.is_initialized():
+    cluster = joined_cluster_resources() if scorer.config.executor == "ray" else None
+    if cluster is None:
         return
-    cluster = ray.cluster_resources()  # type: ignore[no-untyped-call]
     problem = scorer.unplaceable(cluster, prefix=f"reward.{SECTION}.")
     if problem is not None:
         raise ConfigError(f"the verl-rewards reward pool for {scorer.ref.display_name} cannot be "
@@ -217,9 +212,9 @@ def _response(data: Any, i: int, wants_prompt: bool) -> _Response:
 
 def _prompt(data: Any, i: int, extras: Mapping[str, Any]) -> Any:
     """The prompt: verl's raw chat messages when the batch has them, else its token ids."""
-    raw = extras.get("raw_prompt", None)
+    raw = normalise_prompt(extras.get("raw_prompt", None))
     if raw is not None:
-        return [dict(m) for m in raw]
+        return raw
     prompt_ids = data.batch["prompts"][i]
     mask = data.batch["attention_mask"][i, : prompt_ids.shape[-1]].bool()
     return tuple(prompt_ids[mask].tolist())  # a tuple: decoded with the batch

@@ -60,4 +60,10 @@ def token_matches(expected: str, authorization: str | None, query_token: str | N
             given = value.strip()
     if not given and query_token is not None:
         given = query_token
-    return hmac.compare_digest(given.encode(), expected.encode())
+    return hmac.compare_digest(_bytes(given), _bytes(expected))
+
+
+def _bytes(text: str) -> bytes:
+    # Header bytes that are not UTF-8 reach us as lone surrogates (surrogateescape):
+    # encode them as they came rather than fail on them.
+    return text.encode("utf-8", "surrogatepass")

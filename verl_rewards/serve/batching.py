@@ -1,9 +1,11 @@
 """A bounded queue that scores the requests arriving together as one pool batch.
 
 OpenRLHF and slime send one sample per request. While the pool scores one
-batch, the requests that arrive wait and are combined into the next one (as
-the shared pool host does), so single-sample traffic still gives the pool
-whole batches and no request waits on a timer. The queue counts samples
+batch, the requests that arrive wait and are combined into the next one, so
+single-sample traffic still gives the pool whole batches and no request waits
+on a timer. A combined batch follows the one rule of
+:mod:`verl_rewards.combining` (as the shared pool's host does): each request
+gets its own result, or its own ``RewardError`` under ``on_error=raise``. The queue counts samples
 waiting or scoring; a request that would take it past its limit is refused
 (the server answers 429 with Retry-After).
 """
@@ -15,19 +17,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-from ..errors import RewardError
+from ..errors import QueueFull, RewardError
 from ..results import BatchResult
 from ..samples import Sample
 from .metrics import Metrics
-
-
-class QueueFull(Exception):
-    """The queue holds ``depth`` samples; ``limit`` is its bound."""
-
-    def __init__(self, depth: int, limit: int) -> None:
-        self.depth, self.limit = depth, limit
-        super().__init__(f"the scoring queue is full ({depth} samples waiting or scoring, "
-                         f"limit {limit}); retry later")
 
 
 class _Request(NamedTuple):
@@ -35,12 +28,13 @@ class _Request(NamedTuple):
     future: asyncio.Future[BatchResult]
 
 
-ScoreFn = Callable[[list[Sample]], BatchResult]
+# Several requests' samples -> each one's result or RewardError (Scorer.score_together).
+ScoreFn = Callable[[list[list[Sample]]], list[BatchResult | RewardError]]
 
 
 class BatchQueue:
     """Combines waiting requests into batches of up to ``max_batch`` samples,
-    scored one batch at a time by ``score`` in a worker thread."""
+    scored one combined batch at a time by ``score`` in a worker thread."""
 
     def __init__(self, score: ScoreFn, metrics: Metrics, max_queue: int, max_batch: int) -> None:
         self._score = score
@@ -60,7 +54,7 @@ class BatchQueue:
     async def score(self, samples: list[Sample]) -> BatchResult:
         """Score ``samples`` in the next batch; :class:`QueueFull` when there is no room."""
         if self._depth and self._depth + len(samples) > self._max_queue:
-            raise QueueFull(self._depth, self._max_queue)
+            raise QueueFull("samples", self._depth, self._max_queue, "--max-queue")
         loop = asyncio.get_running_loop()
         if self._drainer is None:
             self._wake = asyncio.Event()
@@ -100,37 +94,22 @@ class BatchQueue:
         return taken
 
     async def _run(self, batch: list[_Request]) -> None:
-        samples = [s for r in batch for s in r.samples]
+        n = sum(len(r.samples) for r in batch)
         loop = asyncio.get_running_loop()
-        self._metrics.batch_size.observe(len(samples))
+        self._metrics.batch_size.observe(n)
         try:
-            result = await loop.run_in_executor(self._thread, self._score, samples)
-        except RewardError:  # on_error=raise: each request hears only about its own samples
-            await self._run_alone(batch)
-            return
-        except Exception as e:  # noqa: BLE001 - every request of the batch hears why
+            results = await loop.run_in_executor(self._thread, self._score, [r.samples for r in batch])
+        except Exception as e:  # noqa: BLE001 - the pool failed: every request of the batch hears why
             for r in batch:
                 _settle(r.future, error=e)
-            self._add_depth(-len(samples))
-            return
-        self._metrics.count_statuses(result.statuses)
-        offset = 0
-        for r in batch:
-            _settle(r.future, result=slice_result(result, offset, len(r.samples)))
-            offset += len(r.samples)
-        self._add_depth(-len(samples))
-
-    async def _run_alone(self, batch: list[_Request]) -> None:
-        loop = asyncio.get_running_loop()
-        for r in batch:
-            try:
-                result = await loop.run_in_executor(self._thread, self._score, r.samples)
-            except Exception as e:  # noqa: BLE001 - this request's own failure
-                _settle(r.future, error=e)
-            else:
-                self._metrics.count_statuses(result.statuses)
-                _settle(r.future, result=result)
-            self._add_depth(-len(r.samples))
+        else:
+            for r, result in zip(batch, results):
+                if isinstance(result, BatchResult):
+                    self._metrics.count_statuses(result.statuses)
+                    _settle(r.future, result=result)
+                else:  # on_error=raise: this request's own failed sample
+                    _settle(r.future, error=result)
+        self._add_depth(-n)
 
     async def close(self) -> None:
         """Stop the drainer (the server has drained its requests) and the thread."""
@@ -153,15 +132,3 @@ def _settle(future: asyncio.Future[BatchResult], result: BatchResult | None = No
         assert result is not None
         future.set_result(result)
 
-
-def slice_result(result: BatchResult, start: int, n: int) -> BatchResult:
-    """Samples ``start`` to ``start + n`` of ``result``."""
-    if start == 0 and n == len(result):
-        return result
-    end = start + n
-    return BatchResult(
-        scores=result.scores[start:end], errors=result.errors[start:end],
-        statuses=result.statuses[start:end],
-        extra_info={k: v[start:end] for k, v in result.extra_info.items()},
-        provenance=result.provenance, metrics=result.metrics,
-    )

@@ -30,6 +30,9 @@ class Metrics:
                                     buckets=_BATCH_BUCKETS, registry=r)
         self.queue_depth = Gauge("verl_rewards_queue_depth", "Samples waiting or being scored",
                                  registry=r)
+        self.queue_bytes = Gauge("verl_rewards_queue_bytes",
+                                 "Bytes of the requests being read, parsed, waiting or scored",
+                                 registry=r)
         self.ready = Gauge("verl_rewards_pool_ready", "1 while the reward pool is up", registry=r)
         self.restarts = Counter("verl_rewards_pool_restarts", "Reward pools replaced after a failure",
                                 registry=r)

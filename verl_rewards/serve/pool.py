@@ -1,11 +1,12 @@
-"""The reward pool behind the service: started in the background, replaced when it dies.
+"""The service's scorer: started in the background, replaced when its pool dies.
 
-A pool is a :class:`~verl_rewards.Scorer` of its own (``executor: local`` or
-``ray``), or a client of the Ray cluster's shared pool for this reward
-(``--shared-pool``: every ``serve`` front end joined to the cluster scores on
-one pool). A scoring call that fails as a whole (not a sample: the executor,
-the Ray actors or the cluster) marks the pool down; it is rebuilt and the
-batch is tried once more on the new one. ``/readyz`` reports the state.
+The keeper holds one :class:`~verl_rewards.Scorer` for the served section: its executor
+is the one the config names (``local``, ``ray``, or with ``--shared-pool``, which sets
+``reward.share_pool=cluster``, a client of the Ray cluster's one pool for this reward;
+see :mod:`verl_rewards.executors.shared_pool`). This module knows no Ray. A scoring call
+that fails as a whole (not a sample: the executor, the Ray actors or the cluster) marks
+the scorer down; a new one is built and the batch is tried once more on it. ``/readyz``
+reports the state.
 """
 
 from __future__ import annotations
@@ -13,106 +14,26 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from ..config import RewardConfig
 from ..errors import RewardError, VerlRewardsError
+from ..executors import POOL_HOST_RESTARTS
 from ..results import BatchResult
 from ..samples import Sample
-from ..spec import RewardSpec
+from ..scorer import Scorer
 from .metrics import Metrics
 
 log = logging.getLogger("verl_rewards.serve")
 
 State = Literal["starting", "ready", "restarting", "failed", "closed"]
 _RETRY_S = (1.0, 2.0, 5.0, 10.0, 30.0)  # between failed starts
-_START_TIMEOUT_S = 600.0
+Results = list[BatchResult | RewardError]
 
 
 class PoolUnavailable(VerlRewardsError):
     """The reward pool is down and could not be started again (yet)."""
-
-
-class Backend(Protocol):
-    """What the keeper drives: score a batch; close."""
-
-    def score(self, samples: list[Sample]) -> BatchResult: ...
-
-    def close(self) -> None: ...
-
-
-class OwnPool:
-    """A :class:`Scorer` of this process (``executor: local`` or ``ray``)."""
-
-    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
-        from ..scorer import Scorer
-
-        self._scorer = Scorer(spec, config).start()
-
-    def score(self, samples: list[Sample]) -> BatchResult:
-        return self._scorer.score(samples)
-
-    def close(self) -> None:
-        self._scorer.close()
-
-
-NAMESPACE = "verl_rewards"
-
-
-def shared_pool_name(spec: RewardSpec, config: RewardConfig) -> str:
-    """The cluster-wide name of the shared pool for this reward and config."""
-    import hashlib
-    import pickle
-
-    return f"verl_rewards_serve_{hashlib.sha256(pickle.dumps((spec, config))).hexdigest()[:16]}"
-
-
-class SharedPool:
-    """A client of the cluster's pool for this reward: a named ``PoolHost`` actor
-    (the verl manager's shared-pool host) in namespace ``verl_rewards``, found or
-    created race-free; it lives as long as the front end that created it, and the
-    others create it again when it goes."""
-
-    def __init__(self, spec: RewardSpec, config: RewardConfig) -> None:
-        import ray
-
-        from ..executors import ray_session
-        from ..executors.shared_pool import PoolHost
-        from ..results import Provenance
-        from ..scorer import Scorer
-
-        info = Scorer(spec, config).info  # read in this process, never built here
-        self._provenance, self._config = Provenance.of(spec), config
-        self._holds_session = ray_session.acquire(config.ray_address)
-        self.name = shared_pool_name(spec, config)
-        host_class: Any = ray.remote(PoolHost)
-        try:
-            self._host: Any = host_class.options(
-                name=self.name, namespace=NAMESPACE, get_if_exists=True, num_cpus=0,
-                max_concurrency=256,
-            ).remote(spec, config, info)
-            # up once its pool started
-            ray.get(self._host.score.remote([], False), timeout=_START_TIMEOUT_S)
-        except BaseException:
-            self.close()
-            raise
-
-    def score(self, samples: list[Sample]) -> BatchResult:
-        import ray
-
-        from ..results import assemble
-
-        outcomes, metrics = ray.get(self._host.score.remote(samples, self._config.on_error == "raise"))
-        return assemble(outcomes, self._provenance, self._config.error_score, metrics)
-
-    def close(self) -> None:
-        from ..executors import ray_session
-
-        self._host = None
-        if self._holds_session:
-            ray_session.release()
 
 
 @dataclass
@@ -126,11 +47,11 @@ class _Status:
 class PoolKeeper:
     """Starts, uses, replaces and closes the pool; thread-safe."""
 
-    def __init__(self, build: Callable[[], Backend], metrics: Metrics, describe: str) -> None:
-        self._build = build
+    def __init__(self, build: Callable[[], Scorer], metrics: Metrics, describe: str) -> None:
+        self._build = build  # a started Scorer
         self._metrics = metrics
         self.describe = describe  # e.g. "ray executor, 2 workers" for /readyz
-        self._backend: Backend | None = None
+        self._backend: Scorer | None = None
         self._status = _Status(since=time.monotonic())
         self._changed = threading.Condition()
         self._wanted = False  # the pool thread should build a (new) pool
@@ -210,19 +131,30 @@ class PoolKeeper:
     def state(self) -> State:
         return self._status.state
 
-    def score(self, samples: list[Sample], wait_s: float) -> BatchResult:
-        """Score on the pool (waiting up to ``wait_s`` for it to be up); a pool
-        that fails as a whole is replaced and the batch tried once more."""
+    def score_together(self, batches: Sequence[list[Sample]], wait_s: float) -> Results:
+        """Score several requests' batches as one pool batch (waiting up to ``wait_s`` for the
+        pool to be up): each its own result or its own ``RewardError``
+        (:meth:`Scorer.score_together`). A pool that fails as a whole is replaced and the
+        batches tried once more."""
         backend = self._wait_ready(wait_s)
         try:
-            return backend.score(samples)
-        except RewardError:  # on_error=raise: a sample failed, not the pool
-            raise
+            results = backend.score_together(batches)
         except Exception as e:  # noqa: BLE001 - the pool itself failed: replace it
             self._replace(backend, e)
-        return self._wait_ready(wait_s).score(samples)
+            results = self._wait_ready(wait_s).score_together(batches)
+        self._count_host_restart(results)
+        return results
 
-    def _wait_ready(self, wait_s: float) -> Backend:
+    def _count_host_restart(self, results: Results) -> None:
+        """The shared pool's client created its host again under this batch: count it."""
+        if any(isinstance(r, BatchResult) and r.metrics.get(POOL_HOST_RESTARTS) for r in results):
+            with self._changed:
+                self._status.restarts += 1
+                self._status.last_error = "the shared pool's host died; it was created again"
+                self._metrics.restarts.inc()
+            log.error("the shared reward pool's host died; it was created again")
+
+    def _wait_ready(self, wait_s: float) -> Scorer:
         deadline = time.monotonic() + wait_s
         with self._changed:
             while True:
@@ -237,7 +169,7 @@ class PoolKeeper:
             raise PoolUnavailable(f"the reward pool is {self._status.state}"
                                   + (f" ({self._status.last_error})" if self._status.last_error else ""))
 
-    def _replace(self, failed: Backend, error: Exception) -> None:
+    def _replace(self, failed: Scorer, error: Exception) -> None:
         with self._changed:
             if self._backend is not failed:  # another batch already replaced it
                 return
@@ -251,7 +183,7 @@ class PoolKeeper:
         threading.Thread(target=_close_quietly, args=(failed,), daemon=True).start()
 
 
-def _close_quietly(backend: Backend) -> None:
+def _close_quietly(backend: Scorer) -> None:
     try:
         backend.close()
     except Exception as e:  # noqa: BLE001 - a dead pool may fail to close; it is gone anyway

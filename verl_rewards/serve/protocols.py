@@ -7,23 +7,20 @@ formatter. Nothing a request sends chooses a plugin, a file or kwargs.
 
 from __future__ import annotations
 
-import dataclasses
+import difflib
+import functools
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from ..errors import SampleError
-from ..integrations.openrlhf_reward import DEFAULT_STRIP, response_of
-from ..results import BatchResult, Provenance
-from ..samples import Sample, as_samples
-
-
-class BadRequest(Exception):
-    """A request the service cannot score; ``status`` is its HTTP code."""
-
-    def __init__(self, status: int, message: str) -> None:
-        self.status = status
-        self.message = message
-        super().__init__(message)
+from ..config import OnError
+from ..errors import BadRequest, SampleError
+from ..integrations._openrlhf import DEFAULT_DATA_SOURCE, DEFAULT_STRIP, Batching, samples_of, strip_from_env
+from ..integrations._skip import HOSTS as SKIP_POLICY
+from ..integrations._skip import refusal
+from ..results import BatchResult
+from ..samples import REQUIRED, Sample, as_samples, normalise_prompt
+from ..wire import result_to_json
 
 
 class Parsed(NamedTuple):
@@ -33,12 +30,24 @@ class Parsed(NamedTuple):
     request: Any = None
 
 
+class Answer(NamedTuple):
+    """A response: its JSON value and the headers that go with it."""
+
+    body: Any
+    headers: Mapping[str, str] = {}
+
+
 class Protocol(NamedTuple):
     """One endpoint's request parser and response formatter."""
 
     name: str
     parse: Callable[[Any, str | None], Parsed]  # (body, data_source) -> samples
-    format: Callable[[Parsed, BatchResult], Any]
+    format: Callable[[Parsed, BatchResult], Answer]
+    host: str = ""  # its row in the on_error: skip table (integrations/_skip.py)
+
+
+def _body_only(format_body: Callable[[Parsed, BatchResult], Any]) -> Callable[[Parsed, BatchResult], Answer]:
+    return lambda parsed, result: Answer(format_body(parsed, result))
 
 
 def _object(body: Any, what: str) -> Mapping[str, Any]:
@@ -50,7 +59,20 @@ def _object(body: Any, what: str) -> Mapping[str, Any]:
 def _required(body: Mapping[str, Any], names: Sequence[str], what: str) -> None:
     missing = [n for n in names if n not in body]
     if missing:
-        raise BadRequest(422, f"the {what} request is missing field(s) {', '.join(map(repr, missing))}")
+        raise BadRequest(422, f"the {what} request is missing field(s) {', '.join(map(repr, missing))}"
+                              f"{did_you_mean(missing, body, names)}")
+
+
+def did_you_mean(missing: Sequence[str], given: Mapping[str, Any], known: Sequence[str] = ()) -> str:
+    """``; did you mean 'solution_str' (not 'solution')?`` for the given keys that look like
+    misspellings of missing fields, else ``""``."""
+    unknown = [k for k in given if isinstance(k, str) and k not in known]
+    hints = []
+    for name in missing:
+        close = difflib.get_close_matches(name, unknown, n=1, cutoff=0.6)
+        if close:
+            hints.append(f"'{name}' (not '{close[0]}')")
+    return f"; did you mean {' and '.join(hints)}?" if hints else ""
 
 
 def _json_type(value: Any) -> str:
@@ -60,6 +82,8 @@ def _json_type(value: Any) -> str:
 
 
 # -- native: POST /v1/score -------------------------------------------------
+
+SAMPLE_FIELDS = (*REQUIRED, "extra_info", "prompt")
 
 
 def parse_native(body: Any, data_source: str | None) -> Parsed:
@@ -71,30 +95,25 @@ def parse_native(body: Any, data_source: str | None) -> Parsed:
     try:
         return Parsed(as_samples(rows))
     except SampleError as e:
-        raise BadRequest(422, f"samples[{e.index}]: {str(e).removeprefix(f'sample {e.index}: ')}") from e
+        row = rows[e.index]
+        missing = [f for f in REQUIRED if isinstance(row, Mapping) and f not in row]
+        hint = did_you_mean(missing, row, SAMPLE_FIELDS) if missing else ""
+        raise BadRequest(422, f"samples[{e.index}]: {str(e).removeprefix(f'sample {e.index}: ')}"
+                              f"{hint}") from e
 
 
 def format_native(parsed: Parsed, result: BatchResult) -> dict[str, Any]:
-    return {"scores": result.scores, "errors": result.errors, "statuses": result.statuses,
-            "extra_info": result.extra_info, "provenance": provenance_json(result.provenance)}
-
-
-def provenance_json(provenance: Provenance) -> dict[str, Any]:
-    """A provenance record as JSON (a composite's components as objects)."""
-    plain = {f.name: getattr(provenance, f.name) for f in dataclasses.fields(provenance)
-             if f.name != "components"}
-    if provenance.components:
-        plain["components"] = [{"key": k, "weight": w, "provenance": provenance_json(p)}
-                               for k, w, p in provenance.components]
-    return plain
+    return result_to_json(result)
 
 
 # -- OpenRLHF 0.11: POST /openrlhf ------------------------------------------
 
 
-def parse_openrlhf(body: Any, data_source: str | None) -> Parsed:
+def parse_openrlhf(body: Any, data_source: str | None,
+                   strip: tuple[str, ...] = DEFAULT_STRIP) -> Parsed:
     """``{"query": [...], "prompts": [...], "labels": [...]}``; each query is prompt + response
-    as OpenRLHF decodes it (special tokens kept): only the response after the prompt is scored."""
+    as OpenRLHF decodes it (special tokens kept): only the response after the prompt is scored,
+    with the samples the OpenRLHF reward file builds (``integrations._openrlhf.samples_of``)."""
     body = _object(body, "/openrlhf")
     _required(body, ["query", "labels"], "/openrlhf")
     queries, labels = body["query"], body["labels"]
@@ -111,9 +130,8 @@ def parse_openrlhf(body: Any, data_source: str | None) -> Parsed:
         if not isinstance(q, str) or not isinstance(p, str):
             bad = "query" if not isinstance(q, str) else "prompts"
             raise BadRequest(422, f"'{bad}[{i}]' must be a string")
-    source = data_source or "openrlhf"
-    return Parsed([Sample(source, response_of(q, p, DEFAULT_STRIP), label, None, p or None)
-                   for q, p, label in zip(queries, prompts, labels)])
+    return Parsed(samples_of(queries, prompts, labels,
+                             Batching(data_source or DEFAULT_DATA_SOURCE, strip)))
 
 
 def format_openrlhf(parsed: Parsed, result: BatchResult) -> dict[str, Any]:
@@ -132,7 +150,7 @@ def parse_slime(body: Any, data_source: str | None) -> Parsed:
     _required(body, ["response", "label"], "/slime")
     if not isinstance(body["response"], str):
         raise BadRequest(422, f"'response' must be a string, not {_json_type(body['response'])}")
-    prompt = _prompt(body.get("prompt"))
+    prompt = normalise_prompt(body.get("prompt"))
     return Parsed([Sample(data_source or "slime", body["response"], body["label"], None, prompt)])
 
 
@@ -140,28 +158,23 @@ def format_slime(parsed: Parsed, result: BatchResult) -> float:
     return result.scores[0]
 
 
-def _prompt(value: Any) -> str | list[dict[str, Any]] | None:
-    """Text or chat messages as a sample's prompt; anything else is left out."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and all(isinstance(m, Mapping) and "role" in m and "content" in m
-                                       for m in value):
-        return [{"role": m["role"], "content": _text(m["content"])} for m in value]
-    return None
+def answer_slime(parsed: Parsed, result: BatchResult) -> Answer:
+    """slime reads a bare number: a failed sample's status and error go in headers."""
+    if result.statuses[0] == "ok":
+        return Answer(format_slime(parsed, result))
+    return Answer(format_slime(parsed, result),
+                  {"X-Verl-Rewards-Status": result.statuses[0],
+                   "X-Verl-Rewards-Error": _header_safe(result.errors[0] or "")})
 
 
-def _text(content: Any) -> str:
-    """A message's content as text (Responses-API content parts joined)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    return ""
+def _header_safe(text: str) -> str:
+    return " ".join(text.split())[:512].encode("ascii", "replace").decode()
 
 
 # -- NeMo-Gym resources server: POST /nemo_gym/verify, /seed_session ----------
 
 GROUND_TRUTH_FIELDS = ("expected_answer", "ground_truth")
+FAILURE_KIND = "verifier_error"  # NeMo-Gym's shared name (nemo_gym.failure_kinds) for a failed verifier
 
 
 def parse_nemo_gym(body: Any, data_source: str | None) -> Parsed:
@@ -175,7 +188,7 @@ def parse_nemo_gym(body: Any, data_source: str | None) -> Parsed:
         raise BadRequest(422, "'response' must be a Responses-API response object with an "
                               "'output' array")
     params = body["responses_create_params"]
-    prompt = _prompt(params.get("input")) if isinstance(params, Mapping) else None
+    prompt = normalise_prompt(params.get("input")) if isinstance(params, Mapping) else None
     truth = next((body[f] for f in GROUND_TRUTH_FIELDS if f in body), None)
     meta = body.get("verifier_metadata")
     source = body.get("data_source") if isinstance(body.get("data_source"), str) else None
@@ -195,11 +208,16 @@ def output_text(response: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-def format_nemo_gym(parsed: Parsed, result: BatchResult) -> dict[str, Any]:
-    """The request echoed with ``reward``; a failed sample also names why in ``failure_reason``."""
+def format_nemo_gym(parsed: Parsed, result: BatchResult, mask_failed: bool = False) -> dict[str, Any]:
+    """The request echoed with ``reward`` (NeMo-Gym's ``BaseVerifyResponse``); a failed sample
+    also names why (``failure_kind``, ``failure_reason``) and, under ``on_error: skip``
+    (``mask_failed``), is masked (``mask_sample``: its reward is not a valid measurement)."""
     answer = {**parsed.request, "reward": result.scores[0]}
     if result.statuses[0] != "ok":
+        answer["failure_kind"] = FAILURE_KIND
         answer["failure_reason"] = result.errors[0]
+        if mask_failed:
+            answer["mask_sample"] = True
     answer["verl_rewards"] = {"status": result.statuses[0], "error": result.errors[0],
                               "extra_info": {k: v[0] for k, v in result.extra_info.items()}}
     return answer
@@ -212,9 +230,39 @@ def parse_seed_session(body: Any, data_source: str | None) -> Parsed:
     return Parsed([])
 
 
-PROTOCOLS: dict[str, Protocol] = {
-    "/v1/score": Protocol("native", parse_native, format_native),
-    "/openrlhf": Protocol("openrlhf", parse_openrlhf, format_openrlhf),
-    "/slime": Protocol("slime", parse_slime, format_slime),
-    "/nemo_gym/verify": Protocol("nemo_gym", parse_nemo_gym, format_nemo_gym),
-}
+def protocols_for(on_error: OnError, env: Mapping[str, str] | None = None) -> dict[str, Protocol]:
+    """Each endpoint's protocol for a service whose reward section says ``on_error``: under
+    skip, an endpoint whose host cannot leave one sample out answers every request 409 naming
+    what to use (``integrations/_skip.py``), and NeMo-Gym's masks a failed sample.
+    ``env`` (default: this process's) may set ``VERL_REWARDS_STRIP``, as for the OpenRLHF file."""
+    strip = strip_from_env(os.environ if env is None else env)
+    skip = on_error == "skip"
+    protocols = {
+        "/v1/score": Protocol("native", parse_native, _body_only(format_native), "serve_native"),
+        "/openrlhf": Protocol("openrlhf", functools.partial(parse_openrlhf, strip=strip),
+                              _body_only(format_openrlhf), "serve_openrlhf"),
+        "/slime": Protocol("slime", parse_slime, answer_slime, "serve_slime"),
+        "/nemo_gym/verify": Protocol("nemo_gym", parse_nemo_gym,
+                                     _body_only(functools.partial(format_nemo_gym, mask_failed=skip)),
+                                     "serve_nemo_gym"),
+    }
+    return {path: _refusing(p) if skip and SKIP_POLICY[p.host].policy == "refuse" else p
+            for path, p in protocols.items()}
+
+
+def refused_endpoints(on_error: OnError) -> list[str]:
+    """The endpoints that answer every request 409 under ``on_error`` (for the start-up message)."""
+    return [path for path, p in protocols_for("score", {}).items()
+            if on_error == "skip" and SKIP_POLICY[p.host].policy == "refuse"]
+
+
+def _refusing(protocol: Protocol) -> Protocol:
+    message = refusal(protocol.host)
+
+    def parse(body: Any, data_source: str | None) -> Parsed:
+        raise BadRequest(409, message)
+
+    return protocol._replace(parse=parse)
+
+
+PROTOCOLS: dict[str, Protocol] = protocols_for("score", {})  # the service with on_error: score

@@ -144,7 +144,7 @@ def _run_host(host: Host, plugin: str, examples: Sequence[Example], probe: Path,
         section = _section(plugin, kwargs, probe, error_score)
         if not host.carries_extra_info:  # OpenRLHF passes labels only: nothing to compare
             numbered = [(number, e) for number, e in numbered if not e.extra_info]
-        samples = [_sample(e) for _, e in numbered]
+        samples = [e.as_sample() for _, e in numbered]
         probes = [Sample(PROBE_SOURCE, RAISE, ""), Sample(PROBE_SOURCE, HANG, "")] if with_probes else []
         if probes and not host.routes_per_sample:  # the probes in a call of their own
             seen, elapsed = _score(host, section, probes)
@@ -194,11 +194,6 @@ def _section(plugin: str, kwargs: Mapping[str, Any], probe: Path, error_score: f
     }
 
 
-def _sample(example: Example) -> Sample:
-    return Sample(example.data_source, example.solution_str, example.ground_truth,
-                  example.extra_info, example.prompt)
-
-
 def _by_kwargs(examples: Sequence[Example]) -> list[tuple[dict[str, Any], list[tuple[int, Example]]]]:
     """Examples grouped by their kwargs (numbered from 1 as ``check`` numbers them);
     the group without kwargs first."""
@@ -211,10 +206,12 @@ def _by_kwargs(examples: Sequence[Example]) -> list[tuple[dict[str, Any], list[t
 
 
 def _examples(plugin: str) -> tuple[Example, ...]:
+    """The plugin's self-test examples, read from its metadata: nothing is built (a class
+    reward's model is loaded by each host, not by the kit)."""
     from .. import discovery
-    from ..checking import load_for_inspection
+    from ..checking import inspect_plugin
 
-    return load_for_inspection(discovery.select(plugin)).meta.examples
+    return inspect_plugin(discovery.select(plugin))[1].meta.examples
 
 
 def _hosts(names: Sequence[str] | None) -> list[Host]:

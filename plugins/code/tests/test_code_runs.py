@@ -375,3 +375,78 @@ def test_program_objects_work_through_handles() -> None:
         """
     # Arithmetic with the program's objects is refused: it would show the program the assertion's values.
     assert score(program, asserts) == (5 / 7, "pass,pass,pass,fail,pass,pass,error")
+
+
+IS_PRIME_STOPS = "def is_prime(n):\n    raise StopIteration\n"
+
+
+@pytest.mark.parametrize(
+    ("program", "assertion"),
+    [
+        # Issue 26, item 4: a StopIteration from the program ended map() early, so all() held.
+        (IS_PRIME_STOPS, "assert all(map(is_prime, [4, 6, 8]))"),
+        (IS_PRIME_STOPS, "assert not list(filter(lambda x: not is_prime(x), [4, 6, 8]))"),
+        (IS_PRIME_STOPS, "assert all(is_prime(x) for x in [4, 6, 8])"),
+        (IS_PRIME_STOPS, "assert sum(1 for _ in iter(lambda: is_prime(4), None)) == 0"),
+        (IS_PRIME_STOPS, "import itertools\nassert all(itertools.starmap(is_prime, [(4,), (6,)]))"),
+        (IS_PRIME_STOPS, "assert all(ok for ok, _ in zip(map(is_prime, [4, 6]), [1, 2]))"),
+        # A class-based iterator of the assertion's own, whose __next__ calls the program.
+        (
+            IS_PRIME_STOPS,
+            "class Checks:\n    def __init__(self):\n        self.xs = [4, 6, 8]\n    def __iter__(self):\n"
+            "        return self\n    def __next__(self):\n        if not self.xs:\n            raise StopIteration\n"
+            "        return is_prime(self.xs.pop())\nassert all(Checks())",
+        ),
+        # The same for async iteration: StopAsyncIteration from the program.
+        (
+            "def is_prime(n):\n    raise StopAsyncIteration\n",
+            "import asyncio\nclass Checks:\n    def __init__(self):\n        self.xs = [4, 6]\n"
+            "    def __aiter__(self):\n        return self\n    async def __anext__(self):\n"
+            "        if not self.xs:\n            raise StopAsyncIteration\n        return is_prime(self.xs.pop())\n"
+            "async def judged():\n    return all([ok async for ok in Checks()])\nassert asyncio.run(judged())",
+        ),
+        # StopIteration from a handle of the program's own __next__, called as a function.
+        (
+            "class Primes:\n    def __iter__(self):\n        return self\n    def __next__(self):\n"
+            "        raise StopIteration\ndef is_prime(n):\n    return Primes().__next__()\n",
+            "assert all(map(is_prime, [4, 6, 8]))",
+        ),
+        (
+            "class Primes:\n    def __next__(self):\n        raise StopIteration\nstep = Primes().__next__\n",
+            "assert all(map(lambda _: step(), range(3)))",
+        ),
+        # GeneratorExit, KeyboardInterrupt and SystemExit raised by the program.
+        ("def is_prime(n):\n    raise GeneratorExit\n", "assert all(is_prime(x) for x in [4, 6, 8])"),
+        ("def is_prime(n):\n    raise KeyboardInterrupt\n", "assert all(map(is_prime, [4, 6, 8]))"),
+        ("def is_prime(n):\n    raise SystemExit(0)\n", "assert all(map(is_prime, [4, 6, 8]))"),
+        # An iterator whose length hint lies, and a generator that returns early.
+        (
+            "class Few:\n    def __iter__(self):\n        return iter(())\n    def __len__(self):\n        return 3\n"
+            "    def __length_hint__(self):\n        return 3\ndef primes():\n    return Few()\n",
+            "assert list(primes()) == [2, 3, 5]",
+        ),
+        ("def primes():\n    yield 2\n    return\n", "assert list(primes()) == [2, 3, 5]"),
+        ("def primes():\n    yield 2\n    raise StopIteration\n", "assert list(primes()) == [2, 3, 5]"),
+        (
+            "def primes():\n    return iter([2, 3, 5][:1])\n",
+            "assert [p for p in primes()] == [2, 3, 5] and len(list(primes())) == 3",
+        ),
+    ],
+    ids=["map", "filter", "generator expression", "iter(f, sentinel)", "starmap", "zip",
+         "assertion's own __next__", "async __anext__", "a call raising from __next__", "a __next__ handle",
+         "GeneratorExit", "KeyboardInterrupt", "SystemExit", "lying length hint", "generator returns early",
+         "generator raises StopIteration", "early end of a list iterator"],
+)
+def test_the_programs_exceptions_cannot_end_the_assertions_own_iteration(program: str, assertion: str) -> None:
+    assert score(program, [assertion])[0] == 0.0
+
+
+def test_the_assertion_still_catches_the_programs_exceptions_by_their_builtin_type() -> None:
+    program = "def parse(s):\n    return int(s)\ndef stop():\n    raise StopIteration('done')\n"
+    asserts = [
+        "try:\n    parse('x')\nexcept ValueError as e:\n    assert 'invalid literal' in str(e)\nelse:\n    assert False",
+        "try:\n    parse('x')\nexcept Exception as e:\n    assert type(e).__name__ == 'ValueError'\nelse:\n    assert False",
+        "try:\n    stop()\nexcept StopIteration:\n    assert False\nexcept Exception:\n    pass\nelse:\n    assert False",
+        "assert list(iter([1, 2])) == [1, 2] and list(map(parse, ['1', '2'])) == [1, 2]",
+    ]
+    assert score(program, asserts) == (1.0, "pass,pass,pass,pass")

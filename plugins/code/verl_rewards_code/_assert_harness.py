@@ -1,19 +1,24 @@
-"""In-sandbox harness of an assert test: the program runs in a process of its own; the assertion, here.
+"""In-sandbox harness of assert and call tests: the program runs in a process of its own; the judging, here.
 
-This file is the sandboxed ``main.py`` of an assert test (standard library
-only; it never imports the package). Stdin holds two length-prefixed JSON
-parts: the program, then the assertion and a per-run nonce. The harness
-reads the first part, makes itself non-dumpable and forks the *program
-process*, which replaces its stdin by ``/dev/null`` and its stdout by its
-stderr, closes every other descriptor but its two pipes, runs the program as
-``__main__`` and then only answers requests: "your global ``add``", "call
-that with ``(1, 2)``", "attribute ``pop`` of that", "``iter``/``next``/
-``len`` of that".
+This file is the sandboxed ``main.py`` of an assert or call test (standard
+library only; it never imports the package). Stdin holds two length-prefixed
+JSON parts: the program (and how to run it), then the assertion or the call,
+and a per-run nonce. The harness reads the first part, makes itself
+non-dumpable and forks the *program process*, which replaces its stdin by
+``/dev/null`` and its stdout by its stderr, closes every other descriptor but
+its two pipes, runs the program (as ``__main__``; a call test's as
+``solution``, with the evaluators' prelude of imports among its builtins)
+and then only answers
+requests: "your global ``add``", "call that with ``(1, 2)``", "attribute
+``pop`` of that", "``iter``/``next``/``len`` of that".
 
 Only then does the harness read the second part, so the program process
 never held the assertion or the nonce. It evaluates the assertion itself,
 with the real builtins, ``math``, ``cmath`` and ``operator``: names the
-assertion uses that are none of those come from the program process. A plain
+assertion uses that are none of those come from the program process. A call
+test asks for ``Solution().<fn_name>`` (or the global ``<fn_name>``), calls it
+with the test's arguments and writes the value it got back, as JSON, before
+the nonce: the scorer compares it. A plain
 value (``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``,
 ``bytes``, ``list``/``tuple``/``dict``/``set``/``frozenset`` of them, exact
 types) crosses the pipe as data and is rebuilt here, so every comparison and
@@ -22,13 +27,17 @@ program process behind a :class:`_Remote` handle, which can be called,
 indexed, iterated and converted (``float``, ``int``, ``len``: the program
 answers with a plain value) but never compared or tested for truth (that
 fails the assertion), nor combined with the assertion's values (arithmetic
-would hand the program the expected values). Whatever the program does to
+would hand the program the expected values). The program's exceptions reach
+the assertion as :class:`_ProgramException` subclasses, never as
+``StopIteration`` and its kin, so they cannot end the assertion's own
+iterations. Whatever the program does to
 its own process (rebinding this module's functions, walking frames or
 ``gc``, signal handlers) changes only the values it answers with. The harness is non-dumpable, so the program
 process (same uid, no capabilities) can neither ptrace it nor open its
-``/proc/<pid>/mem`` or ``fd/``. Only after the assertion held does the
-harness kill the program process and write the nonce as the last line of its
-own stdout, which the program process does not have.
+``/proc/<pid>/mem`` or ``fd/``. Only after the assertion held (or the call
+returned a plain value) does the harness kill the program process and write
+the nonce as the last line of its own stdout, which the program process does
+not have.
 """
 
 from __future__ import annotations
@@ -52,6 +61,17 @@ _PR_SET_DUMPABLE = 4
 _MAX_REPLY_BYTES = 64 * 1024 * 1024
 _MAX_DEPTH = 100
 _OWN_MODULES = {"math": math, "cmath": cmath, "operator": operator}
+# What the APPS, prime_code and LiveCodeBench evaluators run before a call-based
+# program (LeetCode signatures use List, Optional, deque, ... unimported).
+_STAR_IMPORTS = (
+    "string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics",
+    "itertools", "functools", "operator", "io", "sys", "json", "builtins", "typing",
+)
+_PRELUDE = (
+    "".join(f"from {name} import *\n" for name in _STAR_IMPORTS)
+    + "import " + ", ".join(name for name in _STAR_IMPORTS if name not in ("builtins", "typing")) + "\n"
+    + "sys.setrecursionlimit(50000)\n"
+)
 _PLAIN = (type(None), bool, int, float, str)
 _CONTAINER_TAGS: dict[type, str] = {list: "l", tuple: "t", set: "s", frozenset: "f"}
 # Conversions a number-like object of the program (a NumPy scalar) answers with a plain value.
@@ -87,7 +107,7 @@ def _send(stream: IO[bytes], record: Any) -> None:
 # ------------------------------------------------------ the program process
 
 
-def _program_process(program: str, requests: int, replies: int) -> None:
+def _program_process(start: dict[str, Any], requests: int, replies: int) -> None:
     """Run the program, then answer the harness's requests until it closes the pipe (never returns)."""
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -96,10 +116,13 @@ def _program_process(program: str, requests: int, replies: int) -> None:
     for low, high in zip(keep, [*keep[1:], 1 << 16]):
         os.closerange(low + 1, high)
     inbox, outbox = os.fdopen(requests, "rb"), os.fdopen(replies, "wb")
-    module = types.ModuleType("__main__")
-    sys.modules["__main__"] = module
+    name = start.get("module", "__main__")
+    module = types.ModuleType(name)
+    sys.modules[name] = module
     try:
-        exec(compile(program, "solution.py", "exec"), module.__dict__)
+        if start.get("prelude"):
+            module.__dict__["__builtins__"] = _prelude_builtins()
+        exec(compile(start["program"], "solution.py", "exec"), module.__dict__)
     except SystemExit as e:
         # sys.exit(0) at the end of a program is not a reason to skip the asserts.
         if e.code not in (None, 0):
@@ -113,6 +136,17 @@ def _program_process(program: str, requests: int, replies: int) -> None:
     for line in inbox:
         _send(outbox, server.answer(json.loads(line)))
     os._exit(0)
+
+
+def _prelude_builtins() -> dict[str, Any]:
+    """The builtins with the prelude's names on top: the program sees ``List``
+    and ``deque`` as the evaluators let it, yet its globals (what the harness
+    may call) hold only what it defines itself, not ``math.gcd`` for ``gcd``."""
+    names: dict[str, Any] = {}
+    exec(compile(_PRELUDE, "prelude.py", "exec"), names)
+    merged = dict(builtins.__dict__)
+    merged.update((name, value) for name, value in names.items() if name != "__builtins__")
+    return merged
 
 
 class _Server:
@@ -189,8 +223,32 @@ def _decode(encoded: Any, remote: Any) -> Any:
     return {"l": list, "t": tuple, "s": set, "f": frozenset}[tag](items)
 
 
-class _ProgramError(Exception):
-    """An exception of the program whose type the harness does not have."""
+class _ProgramException(Exception):
+    """An exception the program raised, as the harness carries it.
+
+    Never a ``StopIteration``, ``StopAsyncIteration``, ``GeneratorExit``,
+    ``KeyboardInterrupt`` or ``SystemExit``: those would steer the assertion's
+    own ``for`` loops, ``map``/``filter``, ``iter(f, sentinel)`` and generators
+    (``assert all(map(is_prime, xs))`` passing with nothing computed), so a
+    program's exception of such a type stays opaque (:class:`_ProgramError`).
+    Other builtin types are subclassed (see :func:`_rebuild_exception`), so
+    the assertion's ``except ValueError`` still catches the program's.
+    """
+
+    type_name = "Exception"
+
+
+class _ProgramError(_ProgramException):
+    """A program's exception of a type the assertion cannot catch by name."""
+
+    def __init__(self, type_name: str, message: str) -> None:
+        super().__init__(message)
+        self.type_name = type_name
+
+
+# Builtin types whose meaning to the interpreter goes beyond "an error happened".
+_OPAQUE: tuple[type[BaseException], ...] = (StopIteration, StopAsyncIteration)
+_CARRIERS: dict[str, type[_ProgramException]] = {}
 
 
 class _ProgramEnded(AssertionError):
@@ -209,7 +267,7 @@ class _Channel:
         if not line:
             raise _ProgramEnded("the program's process ended before the assertion finished")
         if not line.endswith(b"\n"):
-            raise _ProgramError(f"a value from the program is over {_MAX_REPLY_BYTES} bytes")
+            raise _ProgramError("ValueError", f"a value from the program is over {_MAX_REPLY_BYTES} bytes")
         reply: dict[str, Any] = json.loads(line)
         if "raise" in reply:
             raise _rebuild_exception(*reply["raise"])
@@ -244,11 +302,21 @@ class _Channel:
         return ("ok" in reply), _decode(reply.get("ok"), self.remote)
 
 
-def _rebuild_exception(type_name: str, message: str) -> BaseException:
+def _rebuild_exception(type_name: str, message: str) -> _ProgramException:
+    """The program's exception as the assertion sees it: a subclass of both
+    :class:`_ProgramException` and the builtin type it names (``except
+    KeyError`` catches it; ``map()`` does not take it for exhaustion)."""
     kind = getattr(builtins, type_name, None)
-    if isinstance(kind, type) and issubclass(kind, Exception):
-        return kind(message)
-    return _ProgramError(f"{type_name}: {message}")
+    if isinstance(kind, type) and issubclass(kind, Exception) and not issubclass(kind, _OPAQUE):
+        carrier = _CARRIERS.get(type_name)
+        if carrier is None:
+            carrier = type(type_name, (_ProgramException, kind), {"__module__": "builtins", "type_name": type_name})
+            _CARRIERS[type_name] = carrier
+        try:
+            return carrier(message)
+        except TypeError:
+            pass  # a type whose constructor takes more than a message (UnicodeDecodeError)
+    return _ProgramError(type_name, message)
 
 
 def _refuse(what: str) -> Any:
@@ -289,9 +357,13 @@ class _Remote:
         iterator = self._channel.request(op="iter", h=self._number)
         while True:
             try:
-                yield self._channel.request(op="next", h=iterator._number)
-            except StopIteration:
-                return
+                item = self._channel.request(op="next", h=iterator._number)
+            except _ProgramException as e:
+                # The program's iterator says it is exhausted: the only place that may end an iteration.
+                if e.type_name == "StopIteration":
+                    return
+                raise
+            yield item
 
     def __len__(self) -> int:
         return self._convert("len", int)
@@ -349,7 +421,7 @@ def _non_dumpable() -> None:
         ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
-def _start_program(program: str) -> _Channel:
+def _start_program(start: dict[str, Any]) -> _Channel:
     to_program, from_harness = os.pipe()
     to_harness, from_program = os.pipe()
     pid = os.fork()
@@ -357,7 +429,7 @@ def _start_program(program: str) -> _Channel:
         os.close(from_harness)
         os.close(to_harness)
         try:
-            _program_process(program, to_program, from_program)
+            _program_process(start, to_program, from_program)
         finally:
             os._exit(1)
     os.close(to_program)
@@ -379,12 +451,17 @@ def _scope(assertion: ast.Module, channel: _Channel) -> dict[str, Any]:
 
 
 def main() -> None:
-    """Run the program in its own process, then the assertion here; print the nonce only when it held."""
+    """Run the program in its own process, then the assertion or the call here;
+    print the nonce (after the call's value) only when it held."""
     try:
         _judge()
     except AssertionError as e:
         # Whatever subclass: the scorer reads a failed assertion from this line.
         os.write(2, f"\nAssertionError: {e}\n".encode())
+        os._exit(1)
+    except _ProgramException as e:
+        # The program's exception reached the top: reported by the type it raised.
+        os.write(2, f"\n{e.type_name}: {e}\n".encode())
         os._exit(1)
 
 
@@ -392,19 +469,63 @@ def _judge() -> None:
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)
     _non_dumpable()
-    channel = _start_program(_read_part()["program"])
+    channel = _start_program(_read_part())
     rest = _read_part()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     ready = channel.receive()
     if not ready.get("ready"):
-        raise _ProgramError("the program process did not start")
-    assertion = ast.parse(rest["assertion"], "assertion.py")
-    exec(compile(assertion, "assertion.py", "exec"), _scope(assertion, channel))
+        raise _ProgramError("RuntimeError", "the program process did not start")
+    if "call" in rest:
+        answer = encode_plain(_make_call(channel, rest["call"]), "the function returned")
+        verdict = f"\n{answer}\n{rest['nonce']}\n"
+    else:
+        assertion = ast.parse(rest["assertion"], "assertion.py")
+        exec(compile(assertion, "assertion.py", "exec"), _scope(assertion, channel))
+        verdict = f"\n{rest['nonce']}\n"
     os.kill(channel.pid, signal.SIGKILL)
     os.waitpid(channel.pid, 0)
-    os.write(1, f"\n{rest['nonce']}\n".encode())
+    os.write(1, verdict.encode())
     os._exit(0)
+
+
+def _make_call(channel: _Channel, call: dict[str, Any]) -> Any:
+    """``Solution().<fn_name>(*args)`` when the program defines ``Solution``
+    (LeetCode), else its global ``<fn_name>(*args)``: the value as the harness rebuilt it."""
+    fn_name = call["fn_name"]
+    args = decode_plain(json.loads(call["args"]))
+    found, solution = channel.lookup("Solution")
+    if found:
+        instance = solution()
+        if type(instance) is _Remote:
+            target = channel.request(op="getattr", h=instance._number, name=fn_name)
+        else:
+            target = getattr(instance, fn_name)
+    else:
+        found, target = channel.lookup(fn_name)
+        if not found:
+            raise _ProgramError("NameError", f"the program defines neither {fn_name!r} nor class 'Solution'")
+    return target(*args)
+
+
+def encode_plain(value: Any, what: str = "the value is") -> str:
+    """JSON for a plain value (tuples, sets, bytes and dict keys kept by tags);
+    an object of the program's inside is an ``AssertionError``."""
+
+    def refuse(obj: Any) -> Any:
+        kind = obj._type_name if type(obj) is _Remote else type(obj).__name__
+        raise AssertionError(f"{what} the program's {kind}, not a plain value (bool, int, str, list, ...)")
+
+    return json.dumps(_encode(value, refuse))
+
+
+def decode_plain(encoded: Any) -> Any:
+    """A plain value from what :func:`encode_plain` made (after ``json.loads``)."""
+
+    def refuse(ref: Any) -> Any:
+        raise ValueError("a plain value holds a handle")
+
+    return _decode(encoded, refuse)
 
 
 if __name__ == "__main__":

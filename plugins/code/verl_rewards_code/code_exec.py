@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from verl_rewards.metadata import Example, reward
+from verl_rewards.limits import DECLARED
+from verl_rewards.metadata import Example, RewardMeta, metadata_of, reward
 
 from .extract import extract_code
-from .outcome import Compare, Status, status_of
-from .runs import prepare
+from .judge import Judge
+from .outcome import Compare, Status, Verdict
 from .sandbox import Limits, Mode, Sandbox
-from .spec import ProgramTest, parse_tests
+from .sandbox.launch import STARTUP_GRACE_S
+from .schedule import run_in_order
+from .spec import ProgramTest, parse_problem
 
 _ADD = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 _SUB = "```python\na, b = map(int, input().split())\nprint(a - b)\n```"
@@ -21,8 +26,8 @@ _TWO_TESTS = json.dumps({"inputs": ["1 2\n", "3 0\n"], "outputs": ["3\n", "3\n"]
 
 @reward(
     description=(
-        "Run the response's last fenced code block against APPS/TACO-style tests "
-        "(stdin/stdout pairs and assert lines) in a sandbox; score the fraction passed."
+        "Run the response's last fenced code block against APPS/TACO/LiveCodeBench-style tests "
+        "(stdin/stdout pairs, function calls, assert lines; a special judge) in a sandbox; score the fraction passed."
     ),
     data_sources=("codecontests", "apps", "codeforces", "taco"),
     timeout_s=60.0,
@@ -60,6 +65,9 @@ def compute_score(
     python: str | None = None,
     stop_on_first_failure: bool = False,
     all_or_nothing: bool = False,
+    checker_timeout_s: float = 10.0,
+    time_budget_s: float | None = None,
+    parallel_tests: int | None = None,
     compare: Compare = "tokens",
 ) -> dict[str, Any]:
     """Score = tests passed / tests, each test one sandboxed run of the program.
@@ -67,10 +75,17 @@ def compute_score(
     Limits apply to each run as a whole (see ``Limits``: ``memory_mb`` is
     shared by the run's processes and its ``disk_mb`` working directory). ``stop_on_first_failure`` skips the
     remaining tests after a failure; ``all_or_nothing`` scores 1.0 only when
-    every test passes. ``compare`` is the stdin/stdout rule: ``tokens`` (ours) or
-    ``prime_code`` (verl's). Extra info: ``tests_passed``, ``tests_total``,
-    ``test_statuses`` (comma-separated, in test order) and ``isolation``.
+    every test passes (and stops at the first failure too). A problem's
+    checker runs under ``checker_timeout_s``. The tests of a sample run within
+    ``time_budget_s`` (default: the reward's declared timeout less
+    ``RESERVE_S``); the tests left when it is spent are ``timeout``. Up to
+    ``parallel_tests`` tests run at once (default: from the cores, see
+    :func:`default_parallel_tests`). Extra info: ``tests_passed``,
+    ``tests_total``, ``test_statuses`` (comma-separated, in test order) and ``isolation``.
+    ``compare`` chooses how answers are compared: ``tokens`` (code_exec's rules) or
+    ``prime_code`` (verl's prime_code's, for stdin/stdout and call-based tests).
     """
+    started = time.monotonic()
     limits = Limits(
         timeout_s=timeout_s,
         memory_mb=memory_mb,
@@ -78,23 +93,99 @@ def compute_score(
         max_processes=max_processes,
         disk_mb=disk_mb,
     )
-    tests = parse_tests(ground_truth)
+    problem = parse_problem(ground_truth)
     code = extract_code(solution_str)
     sandbox = Sandbox.resolve(isolation, python)
     if compare not in ("tokens", "prime_code"):
         raise ValueError(f"compare must be 'tokens' or 'prime_code', not {compare!r}")
-    statuses = run_tests(code, tests, limits, sandbox, stop_on_first_failure, compare)
+    judge = Judge(code, sandbox, limits, problem.checker, checker_timeout_s, compare)
+    deadline = started + _budget_s(time_budget_s, judge)
+    judge.prepare(deadline - time.monotonic(), STARTUP_GRACE_S)
+    verdicts = judge_tests(
+        judge,
+        problem.tests,
+        stop_on_first_failure=stop_on_first_failure or all_or_nothing,
+        deadline=deadline,
+        parallel_tests=_parallel(parallel_tests),
+    )
+    statuses = [v.status for v in verdicts]
     passed = statuses.count("pass")
-    score = passed / len(tests)
+    score = sum(v.score for v in verdicts) / len(verdicts)
     if all_or_nothing:
-        score = float(passed == len(tests))
+        score = float(passed == len(verdicts))
     return {
         "score": score,
         "tests_passed": passed,
-        "tests_total": len(tests),
+        "tests_total": len(verdicts),
         "test_statuses": ",".join(statuses),
         "isolation": sandbox.isolation.level,
     }
+
+
+# Time kept back from the declared timeout: scoring, and a last run's teardown.
+RESERVE_S = 5.0
+
+
+class _Declared(NamedTuple):
+    meta: RewardMeta
+
+
+def declared_budget_s() -> float | None:
+    """The time a sample's tests may take by default: the timeout ``code_exec``
+    declares (read by the core's rule), less ``RESERVE_S``; None: no limit."""
+    timeout = DECLARED.for_reward(_Declared(metadata_of(compute_score))).timeout_s
+    return None if timeout is None else timeout - RESERVE_S
+
+
+def _budget_s(time_budget_s: float | None, judge: Judge) -> float:
+    budget = declared_budget_s() if time_budget_s is None else time_budget_s
+    if budget is None:
+        return float("inf")
+    worst = judge.worst_case_s(STARTUP_GRACE_S)
+    if not worst <= budget:
+        raise ValueError(
+            f"one test may take {worst:g} s (timeout_s={judge.limits.timeout_s:g} plus {STARTUP_GRACE_S:g} s "
+            f"of start-up{', plus the checker' if judge.checker is not None else ''}), more than the sample's "
+            f"time budget of {budget:g} s: lower timeout_s, or raise time_budget_s (and reward.timeout_s above it)"
+        )
+    return budget
+
+
+def _parallel(parallel_tests: int | None) -> int:
+    if parallel_tests is None:
+        return default_parallel_tests()
+    if parallel_tests < 1:
+        raise ValueError(f"parallel_tests must be at least 1, not {parallel_tests!r}")
+    return parallel_tests
+
+
+def default_parallel_tests() -> int:
+    """Tests run at once in one sample: a quarter of this process's cores, 1 to 4
+    (a scorer's other workers need the rest)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores // 4))
+
+
+def judge_tests(
+    judge: Judge,
+    tests: list[ProgramTest],
+    *,
+    stop_on_first_failure: bool = False,
+    deadline: float | None = None,
+    parallel_tests: int = 1,
+) -> list[Verdict]:
+    """The verdict of each test, in order (see :mod:`.schedule` for which run)."""
+    return run_in_order(
+        len(tests),
+        lambda index: judge(tests[index]),
+        workers=parallel_tests,
+        stop_at_failure=stop_on_first_failure,
+        deadline=deadline,
+        worst_case_s=judge.worst_case_s(STARTUP_GRACE_S),
+    )
 
 
 def run_tests(
@@ -103,15 +194,7 @@ def run_tests(
     limits: Limits,
     sandbox: Sandbox,
     stop_on_first_failure: bool = False,
-    compare: Compare = "tokens",
 ) -> list[Status]:
     """The status of each test, in order, running ``code`` once per test in ``sandbox``."""
-    statuses: list[Status] = []
-    for test in tests:
-        if stop_on_first_failure and statuses and statuses[-1] != "pass":
-            statuses.append("skipped")
-            continue
-        run = prepare(test, code)
-        result = sandbox.run(run.source, run.stdin, limits, helper_processes=run.helper_processes)
-        statuses.append(status_of(result, test, limits, run.sentinel, compare))
-    return statuses
+    verdicts = judge_tests(Judge(code, sandbox, limits), tests, stop_on_first_failure=stop_on_first_failure)
+    return [v.status for v in verdicts]

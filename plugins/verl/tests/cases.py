@@ -200,11 +200,19 @@ def call_based_cases() -> list[Case]:
     truth = json.dumps({"fn_name": "add", "inputs": ["1\n2", "3\n4"], "outputs": ["3", "7"]})
     listy = json.dumps({"fn_name": "pair", "inputs": ["1"], "outputs": ["[1, 1]"]})
     solution = json.dumps({"fn_name": "twice", "inputs": ["[1, 2]"], "outputs": ["[2, 4]"]})
+    first = json.dumps({"fn_name": "first", "inputs": ["[1, 2]"], "outputs": ["[1, 2]"]})
+    gcd = json.dumps({"fn_name": "gcd", "inputs": ["4\n6"], "outputs": ["2"]})
+    half = json.dumps({"fn_name": "half", "inputs": ["0.6"], "outputs": ["0.30000000000000004"]})
+    nested = json.dumps({"fn_name": "pairs", "inputs": ["1"], "outputs": ["[[0, 1]]"]})
     rows = [
         (fenced("def add(a, b):\n    return a + b"), truth),
         (fenced("def add(a, b):\n    return a + b if a < 2 else 0"), truth),  # 1 of 2: verl gives 0
         (fenced("def pair(x):\n    return (x, x)"), listy),  # a tuple equals the expected list
         (fenced("class Solution:\n    def twice(self, xs):\n        return [2 * x for x in xs]"), solution),
+        (fenced("def first(xs):\n    return xs[0]"), first),  # 1 for [1, 2]: prime_code takes an expected list's first item
+        (fenced("# gcd comes with verl's preamble"), gcd),  # `from math import *` binds the function
+        (fenced("def half(x):\n    return x / 2"), half),  # 0.1 + 0.2 style: no float tolerance
+        (fenced("def pairs(n):\n    return [(0, n)]"), nested),  # a nested tuple is not a list there
     ]
     return [Case("apps", response, t) for response, t in rows]
 

@@ -103,6 +103,8 @@ CODE_DIFFERENCES = [  # (program, tests, verl's score, ours)
     ("a, b = map(int, input().split())\nprint(a + b)\nexit()", "one", 0.0, 1.0),  # verl sets exit = None
     ("import sys\na, b = map(int, input().split())\nprint(a + b)\nsys.exit(1)", "one", 1.0, 0.0),  # exit status
     ("big = bytearray(400 * 2**20)\na, b = map(int, input().split())\nprint(a + b)", "one", 1.0, 0.0),  # memory
+    ("def add(a, b):\n    return a + b", {"fn_name": "add", "inputs": [[1, 2]], "outputs": [[3]]},
+     0.0, 1.0),  # raw APPS call tests (argument lists): verl splits them as text
 ]
 
 

@@ -11,13 +11,11 @@ deadline, beside ours.
 from __future__ import annotations
 
 import concurrent.futures
-import json
 from types import ModuleType
 from typing import Any
 
 import pytest
 from verl.utils.reward_score import default_compute_score, prime_math
-from verl_rewards_code import spec as code_spec
 from verl_rewards_verl.default import compute_score
 
 IN_PROCESS_BRANCHES = ["gsm8k", "math", "math_dapo", "prime_math", "geo3k", "search_r1"]
@@ -82,25 +80,11 @@ def test_code_scores_equal_verls_prime_code_on_stdin_problems(cases: ModuleType,
     assert sorted(set(want)) == [0.0, 2 / 3, 1.0]
 
 
-def _code_exec_runs_call_based_tests() -> bool:
-    """Whether code_exec accepts an ``fn_name`` problem (main's refuses it; issue 29 adds it).
-    Any failure counts as "not yet": the strict xfail then reports the day it passes."""
-    try:
-        code_spec.parse_tests(json.dumps({"fn_name": "f", "inputs": [[1]], "outputs": [1]}))
-    except Exception:  # noqa: BLE001 - refused, or code_exec's parser has moved: not yet
-        return False
-    return True
-
-
-@pytest.mark.xfail(
-    not _code_exec_runs_call_based_tests(),
-    reason="code_exec does not run call-based (fn_name) tests yet (issue 29); these cases wait for it",
-    strict=True,
-)
 def test_call_based_code_scores_equal_verls_prime_code(cases: ModuleType, peers: ModuleType) -> None:
     samples = cases.call_based_cases()
-    got = [ours(c) for c in samples]
-    assert not [g for g in got if isinstance(g, str)], got  # before waiting for verl
-    want = peers.verl_scores(samples, 60.0, ["prime_code"])
-    assert want == [1.0, 0.0, 1.0, 1.0]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        verl = pool.submit(peers.verl_scores, samples, 60.0, ["prime_code"])
+        got = [ours(c) for c in samples]
+        want = verl.result()
+    assert want == [1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]
     assert mismatches(samples, got, want) == []

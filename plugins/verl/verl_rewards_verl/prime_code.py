@@ -42,6 +42,9 @@ from verl_rewards_code.code_exec import compute_score as code_exec
 FIRST_TESTS = 10
 STDIN_TIMEOUT_S = 10.0  # each test of verl's second phase
 CALL_TIMEOUT_S = 5.0  # each test of verl's first phase
+# The sample's tests may take as long as verl's (10 tests of 10 s): verl_default's declared
+# 120 s, less what code_exec keeps back for scoring.
+TIME_BUDGET_S = 115.0
 # What run_test puts before every program, in this order (so `sqrt`, `defaultdict`,
 # `heappush`... need no import, and recursion may go 600,000 deep).
 STAR_IMPORTS = (
@@ -104,31 +107,19 @@ def load_tests(ground_truth: Any) -> dict[str, Any]:
     return dict(spec)
 
 
-def call_arguments(value: Any) -> Any:
-    """A call-based test's arguments: verl stores them as JSON, one argument a line."""
-    return [json.loads(line) for line in value.split("\n")] if isinstance(value, str) else value
-
-
-def call_result(value: Any) -> Any:
-    """A call-based test's expected return value: JSON text in verl's data."""
-    return json.loads(value) if isinstance(value, str) else value
-
-
 def compute_score(solution_str: str, ground_truth: Any, code_options: Mapping[str, Any] | None = None) -> float:
     """The fraction of the first 10 tests passed (stdin/stdout); 1.0 or 0.0 (call-based)."""
     spec = load_tests(ground_truth)
-    options: dict[str, Any]
     solution = extract_solution(solution_str)
-    program = preamble(solution) + solution
+    options: dict[str, Any] = {"compare": "prime_code", "time_budget_s": TIME_BUDGET_S}
     if spec.get("fn_name"):
-        tests = {
-            "fn_name": spec["fn_name"],
-            "inputs": [call_arguments(v) for v in spec["inputs"]],
-            "outputs": [call_result(v) for v in spec["outputs"]],
-        }
-        options = {"timeout_s": CALL_TIMEOUT_S, "all_or_nothing": True, "stop_on_first_failure": True}
+        # verl's preamble may bind the function itself (`gcd` from `from math import *`).
+        program = preamble(f"{solution} {spec['fn_name']}") + solution
+        tests = {key: spec[key] for key in ("fn_name", "inputs", "outputs")}
+        options.update(timeout_s=CALL_TIMEOUT_S, all_or_nothing=True)
     else:
+        program = preamble(solution) + solution
         tests = {"inputs": spec["inputs"][:FIRST_TESTS], "outputs": spec["outputs"][:FIRST_TESTS]}
-        options = {"timeout_s": STDIN_TIMEOUT_S, "compare": "prime_code"}
+        options.update(timeout_s=STDIN_TIMEOUT_S)
     result = code_exec("", program, tests, None, **{**options, **(code_options or {})})
     return float(result["score"])

@@ -1,0 +1,59 @@
+"""The reward section a command line selects (``-c FILE`` and ``reward.*`` overrides),
+built into a :class:`~verl_rewards.Scorer` once; shared by ``score`` and ``serve``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..scorer import Scorer
+
+
+def scorer_from_args(config: Path | None, overrides: Sequence[str]) -> Scorer:
+    """The scorer the config selects; a config error says whether the file or the
+    overrides brought it."""
+    from ..errors import ConfigError
+    from ..scorer import Scorer
+
+    try:
+        return Scorer.from_config(config, overrides)
+    except ConfigError as e:
+        if config is None or str(config) in str(e):  # parse errors name the file already
+            raise
+        raise ConfigError(f"{e} ({_source_of(e, config)}{_section_hint(config)})") from e
+
+
+def _source_of(error: Exception, config: Path) -> str:
+    """Whether ``config`` alone has ``error``, or the overrides brought it."""
+    from ..config import load_config
+    from ..errors import ConfigError
+
+    try:
+        load_config(config)
+    except ConfigError as alone:
+        if str(alone) == str(error):
+            return f"in config file {config}"
+    except Exception:  # noqa: BLE001 - only to say where; the error itself is known
+        pass
+    return f"from the overrides on config file {config}"
+
+
+def _section_hint(config: Path) -> str:
+    """A top-level ``rewards:`` holding one reward's keys is a typo for ``reward:``."""
+    import dataclasses
+
+    import yaml
+
+    from ..config import RewardConfig
+
+    try:
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    except Exception:  # noqa: BLE001 - only a hint; the error itself is already known
+        return ""
+    rewards = data.get("rewards") if isinstance(data, dict) and "reward" not in data else None
+    keys = {f.name for f in dataclasses.fields(RewardConfig)}
+    if isinstance(rewards, dict) and set(rewards) & keys - {"rewards"}:
+        return "; its top-level `rewards:` holds one reward's keys: did you mean `reward:`?"
+    return ""
