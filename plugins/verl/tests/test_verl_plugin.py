@@ -21,7 +21,7 @@ def test_distribution_declares_verl_default() -> None:
 def test_plugin_passes_check_with_an_example_per_branch(verl_reward_check) -> None:  # type: ignore[no-untyped-def]
     report = verl_reward_check(f"{DISTRIBUTION}:verl_default")
     assert report.shape == "sample, sync function"
-    assert report.examples_run == 14
+    assert report.examples_run == 13
 
 
 def _verl_table() -> tuple[list[list[str]], str]:

@@ -11,7 +11,6 @@ from verl_rewards.metadata import Example, reward
 from . import geo3k, gsm8k, math_dapo, math_reward, prime_code, prime_math, search_r1
 from .sources import SOURCES, branch_of
 
-_ADD = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 _SUB = "```python\na, b = map(int, input().split())\nprint(a - b)\n```"
 _TWO_TESTS = json.dumps({"inputs": ["1 2\n", "3 0\n"], "outputs": ["3\n", "3\n"]})
 
@@ -26,7 +25,8 @@ EXAMPLES = [
     Example("Step 1: $\\sqrt{8}$ simplifies.\nStep 2: The answer is $\\boxed{2\\sqrt{2}}$.", "\\sqrt{8}", 1.0,
             data_source="numina_olympiads"),
     Example("The answer is $\\boxed{3}$.", "4", 0.0, data_source="numina_cn_k12"),
-    Example(_ADD, _TWO_TESTS, 1.0, data_source="codecontests"),
+    # One code example (each runs its tests in the sandbox, in every host the conformance kit tries):
+    # a program that passes one test of two.
     Example(_SUB, _TWO_TESTS, 0.5, data_source="apps"),
     Example("<think>The angles add up to 180.</think> The angle is $\\boxed{30}$.", "30", 1.0,
             data_source="hiyouga/geometry3k"),
