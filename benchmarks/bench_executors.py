@@ -3,8 +3,9 @@
     python benchmarks/bench_executors.py            # full run (~1 minute)
     python benchmarks/bench_executors.py --quick    # smaller batches
 
-Prints one table: per-sample overhead of each executor over a bare loop, a
-CPU-bound reward on 2 Ray workers vs one process (and vs a plain
+Prints one table: per-sample overhead of each executor over a bare loop, the
+cost of a one-sample call on the local executor (its hand-off to its own
+thread), a CPU-bound reward on 2 Ray workers vs one process (and vs a plain
 ProcessPoolExecutor), and an async I/O-bound reward vs its sequential time.
 """
 
@@ -67,6 +68,34 @@ def overhead(n: int, repeat: int, executors: tuple[str, ...]) -> list[tuple[str,
     return out
 
 
+def single_sample_calls(calls: int, repeat: int) -> list[tuple[str, str]]:
+    """What one ``score()`` of one sample costs on the local executor (per-sample hosts:
+    verl's ``compute_score``, skyrl-gym, AReaL), against the same scoring done in the
+    caller's thread (``score_spec`` + ``assemble``, with no hand-off to the executor's own)."""
+    from verl_rewards.dispatch import resolve_spec, score_spec
+    from verl_rewards.limits import limits_for
+    from verl_rewards.results import assemble
+    from verl_rewards.samples import as_samples
+
+    one = rows(1)
+    with Scorer.from_config(cfg("trivial", "local")) as scorer:
+        for _ in range(100):
+            scorer.score(one)
+        through = best_of(lambda: [scorer.score(one) for _ in range(calls)], repeat) / calls
+        loaded, limits = resolve_spec(scorer.ref), limits_for(scorer.config)
+
+        def inline() -> None:
+            samples = as_samples(one)
+            assemble(score_spec(loaded, samples, limits), scorer.provenance, 0.0, {})
+
+        here = best_of(lambda: [inline() for _ in range(calls)], repeat) / calls
+    return [
+        ("one-sample score() on the local executor", f"{through * 1e6:.1f} us/call"),
+        ("  the same scoring in the caller's thread", f"{here * 1e6:.1f} us/call  "
+                                                      f"(hand-off: {(through - here) * 1e6:.1f} us/call)"),
+    ]
+
+
 def cpu_scaling(n: int, ms: float) -> list[tuple[str, str]]:
     batch = rows(n)
     with Scorer.from_config(cfg("cpu_3ms", "local", kwargs={"ms": ms})) as scorer:
@@ -111,6 +140,7 @@ def main() -> int:
     args = parser.parse_args()
     scale = 4 if args.quick else 1
     table = overhead(20_000 // scale, 3, ("local",))  # before Ray's threads exist in this process
+    table += single_sample_calls(2_000 // scale, 5)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         table += overhead(20_000 // scale, 3, ("ray",))[1:]

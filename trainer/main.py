@@ -1,7 +1,8 @@
 """``python -m trainer.main [key=value ...]``: the reference GRPO run.
 
 The only place that maps errors to exit codes: 2 for a bad trainer or reward
-configuration (reported before any model is built), 1 for a reward failure
+configuration or a reward that does not import here (reported before any model
+is built), 1 for a reward failure
 that stops the run (``reward.on_error=raise``, workers that cannot load the
 plugin), 0 otherwise.
 """
@@ -18,7 +19,7 @@ from trainer.data import DataError, PromptRecord, load_prompts
 from trainer.rundir import TrainingStopped
 from trainer.settings import DEFAULT_CONFIG, TrainConfig, TrainerConfigError, load_config
 from verl_rewards import Scorer
-from verl_rewards.errors import ConfigError, VerlRewardsError
+from verl_rewards.errors import ConfigError, PluginLoadError, VerlRewardsError
 from verl_rewards.executors.quiet_ray import quiet_ray_startup
 
 USAGE = f"""\
@@ -52,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"config error: {e}", 2)
     except ConfigError as e:
         return _fail(f"reward config error: {e}", 2)
+    except PluginLoadError as e:  # the reward does not import (or build) here: say why, in one line
+        return _fail(" ".join(str(e).split()), 2)
     name = scorer.provenance.display_name
     print(f"reward: {name} on executor {scorer.config.executor!r}"
           f" ({scorer.config.num_workers} worker(s)); output: {config.trainer.output_dir}",

@@ -219,9 +219,7 @@ def _route(value: Any, components: Mapping[str, ComponentConfig] | None) -> dict
         raise ConfigError("reward.route must be a non-empty mapping of data_source pattern -> reward name(s)")
     route = {}
     for pattern, targets in value.items():
-        names = (targets,) if isinstance(targets, str) else tuple(targets or ())
-        if not names:
-            raise ConfigError(f"reward.route['{pattern}'] names no reward")
+        names = _route_names(str(pattern), targets)
         for name in names:
             if name not in components:
                 close = _closest(name, list(components))
@@ -234,6 +232,33 @@ def _route(value: Any, components: Mapping[str, ComponentConfig] | None) -> dict
             raise ConfigError(f"reward.route['{pattern}'] names a reward twice: {list(names)}")
         route[str(pattern)] = names
     return route
+
+
+def _route_names(pattern: str, targets: Any) -> tuple[str, ...]:
+    """A route's target: one reward name or a list of names. A route chooses rewards and
+    never weights them, so a mapping of name -> weight is refused rather than read as names."""
+    where = f"reward.route['{pattern}']"
+    if isinstance(targets, Mapping):
+        raise ConfigError(
+            f"{where} is a mapping ({dict(targets)!r}); a route names the rewards that score a "
+            f"data source (a name or a list of names) and does not weight them: set each weight "
+            f"in reward.rewards.NAME.weight (to weight one reward differently for some data "
+            f"sources, define it twice under reward.rewards with different weights)")
+    if isinstance(targets, str):
+        names: tuple[Any, ...] = (targets,)
+    elif isinstance(targets, (list, tuple)):
+        names = tuple(targets)
+    elif targets is None:
+        names = ()
+    else:
+        raise ConfigError(f"{where} must be a reward name or a list of names, not "
+                          f"{type(targets).__name__} {targets!r}")
+    if not names:
+        raise ConfigError(f"{where} names no reward")
+    for name in names:
+        if not isinstance(name, str):
+            raise ConfigError(f"{where} must list reward names, not {type(name).__name__} {name!r}")
+    return names
 
 
 def _merged_section(source: ConfigSource, overrides: Sequence[str]) -> dict[str, Any]:

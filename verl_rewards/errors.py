@@ -7,6 +7,7 @@ three-day run's log says what failed, where it came from and how to fix it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 
@@ -198,6 +199,21 @@ class SampleTimeout(BaseException):
     A ``BaseException`` so that a reward's own ``except Exception`` cannot
     swallow it.
     """
+
+
+def is_host_interrupt(error: BaseException) -> bool:
+    """Whether ``error``, raised while user code ran, belongs to the host rather than to the
+    reward: our own :class:`SampleTimeout`, or a ``KeyboardInterrupt`` in the main thread.
+
+    Python runs signal handlers in the main thread only, so a ``KeyboardInterrupt`` in any
+    other thread (the local executor's runner, a Ray actor's threads, the async reward loop)
+    was raised by the reward itself and is that sample's failure, like its ``SystemExit``
+    or ``GeneratorExit``. Every entry point runs user code off the main thread; code that
+    calls the scoring functions in the main thread directly keeps Ctrl-C as the user's.
+    """
+    if isinstance(error, SampleTimeout):
+        return True
+    return isinstance(error, KeyboardInterrupt) and threading.current_thread() is threading.main_thread()
 
 
 def _quoted_or(names: Sequence[str]) -> str:

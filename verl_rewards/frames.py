@@ -39,20 +39,23 @@ class Frame(NamedTuple):
 
 def reward_frames(exc: BaseException) -> list[Frame]:
     """The frames of ``exc``'s traceback that belong to the reward's own code, outermost first."""
-    entries = _walk(exc.__traceback__)
-    root = _entry_root(entries)
-    if root is None:
-        return []
-    return [
-        Frame(tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_code.co_name)
-        for tb in entries
-        if _is_candidate(tb) and _root(tb) == root
-    ]
+    return _own_frames(_walk(exc.__traceback__))
 
 
 def innermost(exc: BaseException) -> Frame | None:
     """The innermost frame of the reward's own code in ``exc``'s traceback, if any."""
     frames = reward_frames(exc)
+    return frames[-1] if frames else None
+
+
+def running(frame: types.FrameType | None) -> Frame | None:
+    """The innermost frame of the reward's own code in a live stack (``frame`` and its
+    callers), read as :func:`innermost` reads a traceback: where a running call is now."""
+    tb = None
+    while frame is not None:  # innermost first, so each new entry wraps the ones inside it
+        tb = types.TracebackType(tb, frame, frame.f_lasti, frame.f_lineno or 0)
+        frame = frame.f_back
+    frames = _own_frames(_walk(tb))
     return frames[-1] if frames else None
 
 
@@ -76,6 +79,17 @@ def format_frames(frames: list[Frame]) -> list[str]:
         if source:
             lines.append(f"    {source}")
     return lines
+
+
+def _own_frames(entries: list[types.TracebackType]) -> list[Frame]:
+    root = _entry_root(entries)
+    if root is None:
+        return []
+    return [
+        Frame(tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_code.co_name)
+        for tb in entries
+        if _is_candidate(tb) and _root(tb) == root
+    ]
 
 
 def _entry_root(entries: list[types.TracebackType]) -> str | None:

@@ -17,7 +17,7 @@ from ._inspect import RewardInfo, composite
 from .config import RewardConfig
 from .errors import PluginLoadError, PluginNotInstalledError, RewardKwargsError
 from .reference import RewardRef
-from .resolve import inspect_ref
+from .resolve import inspect_ref, sibling_module
 from .spec import CompositeRef, RewardSpec
 
 
@@ -45,7 +45,7 @@ def check_ref(ref: RewardRef, config: RewardConfig | None = None,
         if _left_to_workers(e, config):
             return RewardInfo(ref.display_name, "sample", takes_prompt=True, accepts_var_kwargs=True,
                               inspected=False)
-        raise _in_driver(e, config) from e.cause
+        raise _in_driver(e, ref, config) from e.cause
     unknown = info.unaccepted(ref.kwargs)
     if unknown:
         listing = ", ".join(info.accepted_kwargs) if info.accepted_kwargs else "none"
@@ -69,16 +69,24 @@ def _left_to_workers(error: PluginLoadError, config: RewardConfig | None) -> boo
         and not isinstance(error, PluginNotInstalledError)
 
 
-def _in_driver(error: PluginLoadError, config: RewardConfig | None) -> PluginLoadError:
+def _in_driver(error: PluginLoadError, ref: RewardRef, config: RewardConfig | None) -> PluginLoadError:
     """``error`` saying it happened here, in the process that reads the config (an
-    import failure only: a reward of the wrong shape is wrong everywhere)."""
+    import failure only: a reward of the wrong shape is wrong everywhere), with the
+    settings that apply to this kind of reward."""
     importing = isinstance(error, PluginNotInstalledError) or isinstance(error.cause, ImportError)
     if config is None or config.executor != "ray" or not importing:
         return error
-    hint = ("set reward.workers_only=true if only the Ray workers have the plugin and "
-            "what it imports")
-    if not isinstance(error, PluginNotInstalledError):
-        hint += "; or reward.ship_package=true to ship it from here when only a dependency is missing here"
+    if ref.kind == "file":  # the message already says what is missing and to install it
+        missing = getattr(error.cause, "name", None)
+        if missing and sibling_module(ref, missing) is not None:
+            return error  # no setting helps: the module beside the file never travels
+        note = ("in the driver, before any Ray worker started; set reward.workers_only=true "
+                "if only the Ray workers have what the file imports")
+    else:
+        note = ("in the driver, before any Ray worker started: install it here, or set "
+                "reward.workers_only=true if only the Ray workers have the plugin and what it imports")
+        if not isinstance(error, PluginNotInstalledError):  # ship_package ships a plugin's package
+            note += "; or reward.ship_package=true to ship it from here when only a dependency is missing here"
     located = copy.copy(error)  # same type and attributes (errors rebuild from their state)
-    located.args = (f"{error} (in the driver, before any Ray worker started: install it here, or {hint})",)
+    located.args = (f"{error} ({note})",)
     return located

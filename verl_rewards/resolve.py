@@ -15,11 +15,12 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import aio
 from ._inspect import BATCH_PARAMS, PROMPT_PARAM, SAMPLE_PARAMS, RewardInfo, call_signature, describe
-from .errors import PluginLoadError, PluginNotInstalledError, PluginShapeError
+from .errors import PluginLoadError, PluginNotInstalledError, PluginShapeError, is_host_interrupt
 from .metadata import RewardMeta, Shape
 
 if TYPE_CHECKING:  # read by its fields only: reference.RewardRef.load() imports this module
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # read by its fields only: reference.RewardRef.load() imports
 RewardFn = Callable[..., Any]
 
 __all__ = ["BATCH_PARAMS", "PROMPT_PARAM", "SAMPLE_PARAMS", "LoadedReward", "classify",
-           "import_target", "inspect_ref", "release", "resolve"]
+           "import_target", "inspect_ref", "release", "resolve", "sibling_module"]
 
 
 class LoadedReward(NamedTuple):
@@ -90,7 +91,9 @@ def release(*refs: RewardRef) -> None:
         if callable(close):
             try:
                 close()
-            except Exception as e:  # noqa: BLE001 - closing must not fail the shutdown
+            except BaseException as e:
+                if is_host_interrupt(e):
+                    raise
                 log.warning("closing reward %s failed: %s: %s", ref.display_name, type(e).__name__, e)
 
 
@@ -215,8 +218,10 @@ def _import_plugin_module(ref: RewardRef, module_name: str) -> types.ModuleType:
                 f"{ref.dist}=={ref.version} here (pip install {ref.dist}=={ref.version})",
                 e,
             ) from e
-        raise PluginLoadError(ref.display_name, f"importing {module_name} failed", e) from e
-    except Exception as e:
+        raise PluginLoadError(ref.display_name, _missing_from_plugin(module_name, e), e) from e
+    except BaseException as e:  # SystemExit at import too
+        if is_host_interrupt(e):
+            raise
         raise PluginLoadError(ref.display_name, f"importing {module_name} failed", e) from e
 
 
@@ -236,18 +241,74 @@ def _materialise_file(ref: RewardRef) -> types.ModuleType:
         exec(compile(ref.source, ref.path, "exec"), module.__dict__)
     except ModuleNotFoundError as e:
         del sys.modules[name]
-        raise PluginLoadError(
-            ref.display_name,
-            f"the reward file imports module '{e.name}', which this process cannot import. "
-            f"A file reward travels alone: a sibling module does not travel with it. "
-            f"Package the reward and its modules as a plugin (`verl-rewards new NAME`) "
-            f"and pip install it where the workers run",
-            e,
-        ) from e
+        raise PluginLoadError(ref.display_name, _missing_from_file(ref, e), e) from e
     except BaseException as e:
         del sys.modules[name]
+        if is_host_interrupt(e):
+            raise
         raise PluginLoadError(ref.display_name, "executing the reward file failed", e) from e
     return module
+
+
+def sibling_module(ref: RewardRef, name: str) -> Path | None:
+    """The module ``name`` beside a file reward's file (``name.py`` or a package
+    directory), which does not travel with the reward; None when there is none here."""
+    if ref.kind != "file" or ref.path is None:
+        return None
+    folder = Path(ref.path).parent
+    top = name.split(".")[0]
+    for candidate in (folder / f"{top}.py", folder / top):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _missing_from_file(ref: RewardRef, error: ModuleNotFoundError) -> str:
+    missing = error.name or "?"
+    sibling = sibling_module(ref, missing)
+    line, via = _import_site(error, lambda frame: frame.f_code.co_filename == ref.path)
+    if sibling is not None and not via:
+        return (f"the reward file imports '{missing}' (at {line}), a module beside it ({sibling}). "
+                f"A file reward travels alone, without the modules beside it: package the reward "
+                f"and its modules as a plugin (`verl-rewards new NAME`) and pip install it where "
+                f"the reward runs")
+    return f"the reward file{_imports(missing, via)} (at {line}){_not_installed(missing)}"
+
+
+def _missing_from_plugin(module_name: str, error: ModuleNotFoundError) -> str:
+    missing = error.name or "?"
+    line, via = _import_site(error, lambda frame: frame.f_globals.get("__name__") == module_name)
+    where = f" (at {line})" if line else ""
+    return f"importing {module_name} failed: it{_imports(missing, via)}{where}{_not_installed(missing)}"
+
+
+def _import_site(error: ModuleNotFoundError, own: Callable[[types.FrameType], bool]) -> tuple[str, str]:
+    """Where the reward's own code made the import that failed (``FILE:LINE``), and the
+    module it imported there when the failing import was made further in ('' if none)."""
+    entries = []
+    tb = error.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith("<"):  # not importlib's frozen frames
+            entries.append(tb)
+        tb = tb.tb_next
+    mine = [i for i, e in enumerate(entries) if own(e.tb_frame)]
+    if not mine:
+        return "", ""
+    site = entries[mine[-1]]
+    further = entries[mine[-1] + 1:]
+    via = str(further[0].tb_frame.f_globals.get("__name__", "")) if further else ""
+    return f"{site.tb_frame.f_code.co_filename}:{site.tb_lineno}", via
+
+
+def _imports(missing: str, via: str) -> str:
+    if via and via.split(".")[0] != missing.split(".")[0]:
+        return f" imports '{via}', which imports '{missing}'"
+    return f" imports '{missing}'"
+
+
+def _not_installed(missing: str) -> str:
+    return (f", which is not installed in this Python environment ({sys.prefix}); install "
+            f"'{missing.split('.')[0]}' here, or correct the name")
 
 
 def _instantiate(ref: RewardRef, cls: Any) -> Any:
@@ -257,7 +318,9 @@ def _instantiate(ref: RewardRef, cls: Any) -> Any:
         raise PluginShapeError(
             ref.display_name, f"cannot construct {cls.__name__}(**reward.kwargs)", e
         ) from e
-    except Exception as e:
+    except BaseException as e:  # SystemExit and the like too: the reward's, not the host's
+        if is_host_interrupt(e):
+            raise
         raise PluginLoadError(ref.display_name, f"{cls.__name__}(...) raised", e) from e
 
 

@@ -3,7 +3,10 @@
 Every executor runs this same code (in-process, or inside each Ray worker),
 so a sample fails the same way wherever it runs. Failures become
 :class:`Outcome` records; nothing here raises for a bad sample unless asked
-to stop at the first failure (``on_error='raise'``).
+to stop at the first failure (``on_error='raise'``). Whatever user code raises,
+``SystemExit``, ``KeyboardInterrupt`` and ``GeneratorExit`` included, is its
+sample's failure; only the host's own interrupts pass
+(:func:`~verl_rewards.errors.is_host_interrupt`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import aio, frames
-from .errors import RewardError, RewardValueError, SampleTimeout
+from .errors import RewardError, RewardValueError, SampleTimeout, is_host_interrupt
 from .limits import DEFAULT_TIMEOUT_S, Limits
 from .outcomes import Outcome, Status
 from .resolve import LoadedReward
@@ -144,7 +147,8 @@ def _score_sync(
         position = 0
         while True:
             try:
-                _sync_loop(loaded, samples, outcomes, position, stop_on_error, first_index, progress)
+                _sync_loop(loaded, samples, outcomes, position, stop_on_error, first_index, progress,
+                           watchdog)
                 watchdog.disarm()  # inside the try: a timeout still in flight lands here
                 break
             except SampleTimeout:
@@ -174,12 +178,16 @@ def _allowed_s(loaded: LoadedReward, n: int, limits: Limits) -> float | None:
 
 def _sync_loop(
     loaded: LoadedReward, samples: Sequence[Sample], outcomes: list[Outcome | None], position: int,
-    stop_on_error: bool, first_index: int, progress: Progress,
+    stop_on_error: bool, first_index: int, progress: Progress, watchdog: Watchdog | None = None,
 ) -> None:
     allowed = progress.allowed_s
     for i in range(position, len(samples)):
         progress.begin(first_index + i, allowed)
-        outcome = outcomes[i] = _score_one(loaded, samples[i], first_index + i)
+        outcome = _score_one(loaded, samples[i], first_index + i)
+        if watchdog is not None and watchdog.overran():  # it caught the timeout, then returned
+            outcome = timeout_outcome(f"exceeded timeout_s={allowed} (the reward caught the "
+                                      f"timeout and returned later)")
+        outcomes[i] = outcome
         if stop_on_error and outcome.status != "ok":
             return
 
@@ -192,6 +200,10 @@ def _score_one(loaded: LoadedReward, sample: Sample, index: int) -> Outcome:
         score, extra = validate(value, loaded.display_name, index)
     except Exception as e:
         return failure(e)
+    except BaseException as e:  # SystemExit, KeyboardInterrupt, GeneratorExit: the sample's
+        if is_host_interrupt(e):
+            raise
+        return failure(e)
     return Outcome(score, extra, None, "ok")
 
 
@@ -203,15 +215,27 @@ async def _score_async(
     async def one(index: int, sample: Sample) -> Outcome:
         async with gate:
             try:
-                value = await asyncio.wait_for(loaded.invoke(*sample), limits.timeout_s)
+                value = await asyncio.wait_for(aio.contained(loaded.invoke(*sample)), limits.timeout_s)
                 score, extra = validate(value, loaded.display_name, index)
             except asyncio.TimeoutError:
                 return timeout_outcome(f"exceeded timeout_s={limits.timeout_s}")
+            except aio.Escaped as e:
+                return failure(e.error)
             except Exception as e:
+                return failure(e)
+            except BaseException as e:  # GeneratorExit, or a CancelledError of the reward's own
+                if isinstance(e, asyncio.CancelledError) and _being_cancelled():
+                    raise
                 return failure(e)
             return Outcome(score, extra, None, "ok")
 
     return list(await asyncio.gather(*(one(first_index + i, s) for i, s in enumerate(samples))))
+
+
+def _being_cancelled() -> bool:
+    """Whether the running task itself is being cancelled (not a reward's own CancelledError)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _score_batches(
@@ -243,6 +267,10 @@ def _score_batch(
         return [timeout_outcome(f"batch call exceeded timeout_s x {len(samples)} samples")] * len(samples)
     except Exception as e:
         return [failure(e)] * len(samples)
+    except BaseException as e:  # SystemExit, KeyboardInterrupt, GeneratorExit from the reward
+        if is_host_interrupt(e):
+            raise
+        return [failure(e)] * len(samples)
     if not isinstance(values, Sequence) or isinstance(values, (str, bytes)) or len(values) != len(samples):
         got = f"{len(values)} values" if isinstance(values, Sequence) else type(values).__name__
         error = f"RewardValueError: batch reward {loaded.display_name} returned {got} for {len(samples)} samples"
@@ -254,6 +282,10 @@ def _score_batch(
             outcomes.append(Outcome(score, extra, None, "ok"))
         except Exception as e:  # this value only: the rest of the batch keeps its scores
             outcomes.append(failure(e))
+        except BaseException as e:  # a value's own __float__ or __repr__ exiting
+            if is_host_interrupt(e):
+                raise
+            outcomes.append(failure(e))
     return outcomes
 
 
@@ -264,7 +296,7 @@ def _call_batch(loaded: LoadedReward, columns: list[list[Any]], progress: Progre
 
         async def run() -> Any:
             try:
-                return await asyncio.wait_for(loaded.invoke(*columns), allowed)
+                return await asyncio.wait_for(aio.contained(loaded.invoke(*columns)), allowed)
             except asyncio.TimeoutError:
                 raise SampleTimeout() from None
 
@@ -274,12 +306,18 @@ def _call_batch(loaded: LoadedReward, columns: list[list[Any]], progress: Progre
     with Watchdog(progress, allowed) as watchdog:
         value = loaded.invoke(*columns)
         watchdog.disarm()
+        if watchdog.overran():  # it caught the timeout, then returned
+            raise SampleTimeout()
     return value
 
 
 def _describe(exc: BaseException) -> str:
     """``Type: message (at FILE:LINE in FUNC)``, the innermost frame of the reward's own code."""
-    text = f"{type(exc).__name__}: {exc}"
+    try:
+        message = str(exc)
+    except BaseException as e:  # a reward's exception with a broken __str__
+        message = f"<unprintable: {type(e).__name__}>"
+    text = f"{type(exc).__name__}: {message}" if message else f"{type(exc).__name__}:"
     frame = frames.innermost(exc)
     where = f" (at {frame.location})" if frame is not None else ""
     room = max(_MAX_ERROR_CHARS - len(where), 40)

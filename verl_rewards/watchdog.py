@@ -12,6 +12,12 @@ The exception may land a few bytecodes after the overdue call returned, so
 the watchdog records which index it fired for (:meth:`take_fired`), and the
 scoring loop must call :meth:`disarm` inside the region that catches
 :class:`SampleTimeout`: after ``disarm`` nothing can be raised or pending.
+
+A reward that catches everything (a bare ``except:``) swallows the exception, so
+the watchdog raises it again every ``REFIRE_S`` while the call goes on, until
+``HARD_GRACE_S`` past the limit; a call that returns after that is still a
+timeout (:meth:`overran`). Past the grace it stops trying: only a process can be
+killed, and the local executor says so (:mod:`verl_rewards.executors.local`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ import time
 from types import TracebackType
 
 from .errors import SampleTimeout
+
+REFIRE_S = 0.25  # how often a timeout the call caught is raised again
+HARD_GRACE_S = 10.0  # past its limit, how long a call that keeps catching it is interrupted
 
 # Two prototypes of one C function: raising needs a PyObject*, cancelling a
 # pending exception needs NULL (None through py_object would raise None).
@@ -73,7 +82,8 @@ class Watchdog:
         self.poll_s = min(poll_s, limit_s / 4)
         self._lock = threading.Lock()
         self._fired: int | None = None
-        self._fired_started = -1.0  # fire at most once per call, even after take_fired
+        self._fired_started = -1.0  # the call (its start) last fired at
+        self._last_fire = 0.0
         self._armed = False
         self._thread_id = 0
 
@@ -104,17 +114,26 @@ class Watchdog:
             fired, self._fired = self._fired, None
             return fired
 
+    def overran(self) -> bool:
+        """Whether it fired during the call :class:`Progress` now reports (which therefore
+        ran past its limit, even if it caught the timeout and returned)."""
+        return self._fired_started == self._progress.started
+
     def check(self, now: float) -> None:
-        """Raise :class:`SampleTimeout` in the scoring thread if its call overran."""
+        """Raise :class:`SampleTimeout` in the scoring thread if its call overran, and
+        again every ``REFIRE_S`` while it goes on (it caught it), for ``HARD_GRACE_S``."""
         progress = self._progress
         index, started = progress.index, progress.started
         if index is None or now - started <= self._limit_s:
             return
         with self._lock:
-            fresh = started != self._fired_started
-            if self._armed and self._fired is None and fresh and progress.index == index:
-                self._fired, self._fired_started = index, started
-                _set_async_exc(self._thread_id, SampleTimeout)
+            if not self._armed or progress.index != index or progress.started != started:
+                return
+            if started == self._fired_started and (
+                    now - self._last_fire < REFIRE_S or now - started > self._limit_s + HARD_GRACE_S):
+                return
+            self._fired, self._fired_started, self._last_fire = index, started, now
+            _set_async_exc(self._thread_id, SampleTimeout)
 
 
 class _Service:

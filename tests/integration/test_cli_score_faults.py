@@ -143,3 +143,101 @@ def test_a_full_disk_during_a_jsonl_run_keeps_whole_lines_for_resume(tmp_path, s
     assert resumed.returncode == 0, err
     ids = [json.loads(line)["extra_info"]["id"] for line in target.read_text().splitlines()]
     assert ids == list(range(n)) and " kept from the earlier run)" in out
+
+
+# -- a reward that exits, interrupts itself, or catches everything (issue 26, items 1, 10) --
+
+EXITS = """
+import sys
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    if solution_str == "exit":
+        sys.exit(0)
+    if solution_str == "interrupt":
+        raise KeyboardInterrupt
+    return float(solution_str == ground_truth)
+"""
+
+CATCHES_EVERYTHING = """
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    if solution_str == "stuck":
+        while True:
+            try:
+                while True:
+                    pass
+            except:  # noqa: E722 - the timeout, a Ctrl-C: swallowed alike
+                pass
+    return 1.0
+"""
+
+
+def _texts(*texts: str) -> str:
+    return "".join(json.dumps({"data_source": "d", "solution_str": t, "ground_truth": "1"}) + "\n"
+                   for t in texts)
+
+
+def test_a_reward_calling_sys_exit_fails_its_row_and_the_run_writes_every_row(tmp_path, reward_file):
+    path = reward_file(EXITS)
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text(_texts("1", "exit", "0", "interrupt", "1"))
+    proc = _cli("-i", str(source), "-o", str(target), f"reward.path={path}")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert [r["status"] for r in rows] == ["ok", "failed", "ok", "failed", "ok"]
+    assert rows[1]["error"] == f"SystemExit: 0 (at {path}:6 in compute_score)"
+    assert rows[3]["error"] == f"KeyboardInterrupt: (at {path}:8 in compute_score)"
+    assert "errors by type: SystemExit 1, KeyboardInterrupt 1" in out
+
+
+def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if path.exists() and path.read_text().count("\n") >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never held {n} rows")
+
+
+def test_a_real_ctrl_c_stops_the_run_even_while_a_reward_swallows_every_interrupt(
+        tmp_path, reward_file):
+    path = reward_file(CATCHES_EVERYTHING)
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text(_texts("1", "1", "1", "1", "stuck", "1"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "verl_rewards", "score", "--no-progress", "-i", str(source), "-o",
+         str(target), "--batch-size", "2", f"reward.path={path}", "reward.executor=local",
+         "reward.timeout_s=60"],
+        text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal's child
+    try:
+        _wait_for_lines(target, 4, proc)
+        time.sleep(0.5)  # the third batch is in the reward's loop now
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert f"verl-rewards: interrupted: {target} holds 4 whole rows; add --resume to continue" in err
+    assert len(target.read_text().splitlines()) == 4
+
+
+def test_a_reward_no_interrupt_can_stop_fails_the_run_past_the_grace_saying_only_ray_can(
+        tmp_path, reward_file):
+    path = reward_file(CATCHES_EVERYTHING)
+    source, target = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text(_texts("1", "1", "stuck", "1"))
+    argv = ["verl-rewards", "score", "--no-progress", "-i", str(source), "-o", str(target),
+            "--batch-size", "2", f"reward.path={path}", "reward.executor=local", "reward.timeout_s=0.5"]
+    # The real command, with a 1 s grace instead of the documented 10 s to keep the test short.
+    script = ("import sys; from verl_rewards import watchdog; watchdog.HARD_GRACE_S = 1.0; "
+              f"sys.argv = {argv!r}; from verl_rewards.cli.main import console_main; console_main()")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    error = proc.stderr.strip().splitlines()[-1]
+    assert error.startswith(f"verl-rewards: error: reward compute_score (file {path}, sha256 ")
+    assert "past its allowed 0.5 s and the local executor's 1 s grace" in error
+    assert "only the Ray executor (reward.executor=ray) can kill it" in error
+    assert f"(it is at {path}:" in error and " in compute_score)" in error
+    assert error.endswith(f"; {target} holds 2 whole rows; add --resume to continue")
+    assert len(target.read_text().splitlines()) == 2

@@ -6,12 +6,16 @@ starts leaves no Ray process of that session behind."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -129,6 +133,72 @@ def test_ctrl_c_while_ray_starts_leaves_no_process_of_that_session():
             child.wait(timeout=30)
     assert out.strip() == "interrupted" and child.returncode == 130
     deadline = time.monotonic() + 10  # a bare interrupted ray.init leaves them for minutes
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = _processes_with(marker)
+    for pid in left:  # do not leak them into other tests, but still fail
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
+# -- a stale ray_current_cluster (issue 26, item 19) ------------------------------------------
+
+
+@pytest.fixture
+def stale_cluster_file() -> Iterator[tuple[Path, str]]:
+    """A private Ray temp root (for a child's RAY_TMPDIR) whose ``ray/ray_current_cluster``
+    names a port nothing listens on: what `ray start --head` leaves after a `kill -9`.
+    Ray's real /tmp/ray, which other sessions on this machine read, is never touched."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    root = Path(tempfile.mkdtemp(prefix="vr", dir="/tmp"))  # short: Ray's socket paths are capped
+    (root / "ray").mkdir()
+    (root / "ray" / "ray_current_cluster").write_text(address)
+    yield root, address
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _score_on_ray(root: Path, marker: str, tmp_path: Path) -> subprocess.Popen[str]:
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"data_source": "d", "solution_str": "1", "ground_truth": "1"}\n')
+    key, value = marker.split("=")
+    return subprocess.Popen(
+        [sys.executable, "-m", "verl_rewards", "score", "--no-progress", "-i", str(source), "-o",
+         str(tmp_path / "out.jsonl"), "reward.plugin=exact_match", "reward.executor=ray",
+         "reward.num_workers=1", "reward.worker_num_cpus=0"],
+        text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=_env(RAY_TMPDIR=str(root), **{key: value}))
+
+
+def _stale_warning(root: Path, address: str) -> str:
+    return (f"ignoring {root}/ray/ray_current_cluster: nothing answers at {address}, the address "
+            f"it records (ConnectionRefusedError: [Errno 111] Connection refused), so the cluster "
+            f"started there with `ray start` has ended without `ray stop`. Starting a local Ray "
+            f"session instead")
+
+
+def test_a_stale_cluster_file_starts_a_fresh_session_that_sigterm_stops_leaving_nothing(
+        stale_cluster_file, tmp_path):
+    """Before: `ray.init()` joined the dead address, printed nothing for minutes and did
+    not stop on SIGTERM. Now a local session starts at once (in the private root) and a
+    SIGTERM during its start ends the run like Ctrl-C, with every Ray process it started."""
+    root, address = stale_cluster_file
+    marker = f"VERL_REWARDS_TEST_SESSION={uuid.uuid4().hex}"
+    proc = _score_on_ray(root, marker, tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not _processes_with(marker, "dashboard/agent.py") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _processes_with(marker, "dashboard/agent.py"), "Ray never started a local session"
+        proc.send_signal(signal.SIGTERM)  # as `kill` or a job scheduler sends it
+        _, err = proc.communicate(timeout=90)  # the start ends, then Ray is shut down
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert _stale_warning(root, address) in err and "verl-rewards: interrupted" in err
+    assert list((root / "ray").glob("session_*"))  # the fresh session lived in the private root
+    deadline = time.monotonic() + 10
     while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.5)
     left = _processes_with(marker)

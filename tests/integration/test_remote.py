@@ -76,7 +76,7 @@ def service(launch_serve: Callable[..., Any], stop_serve: Callable[..., int],
         except OSError:
             return False
 
-    server = launch_serve(["-c", str(configs["served"])], env, 120.0, ready)
+    server = launch_serve(["--dev", "-c", str(configs["served"])], env, 120.0, ready)
     try:
         yield server
     finally:

@@ -578,3 +578,20 @@ def test_with_on_error_skip_each_endpoint_does_what_its_host_can(start, stop_ser
     assert "Use the slime adapter (--custom-rm-path" in slime[2]["error"]
     assert openrlhf[2]["error"].startswith("on_error: skip is refused in verl-rewards serve POST /openrlhf")
     assert any("on_error=skip: /openrlhf, /slime answer every request 409" in line for line in server.lines)
+
+
+def test_a_reward_calling_sys_exit_fails_its_sample_and_the_service_goes_on(
+        start, stop_serve, reward_file):
+    path = reward_file("import sys\n\ndef compute_score(data_source, solution_str, ground_truth, "
+                       "extra_info=None):\n    if solution_str == 'exit':\n        sys.exit(0)\n"
+                       "    return 1.0\n")
+    server = start(f"reward.path={path}", "reward.executor=local", "--dev")
+    try:
+        status, _, body = call(server, "POST", "/v1/score",
+                               {"samples": [ROW, {**ROW, "solution_str": "exit"}]}, token=None)
+        after = call(server, "POST", "/v1/score", {"samples": [ROW]}, token=None)
+    finally:
+        assert stop_serve(server) == 0  # it was still serving: SIGTERM drained it
+    assert status == 200 and body["statuses"] == ["ok", "failed"]
+    assert body["errors"][1] == f"SystemExit: 0 (at {path}:5 in compute_score)"
+    assert after[0] == 200 and after[2]["scores"] == [1.0]

@@ -4,6 +4,7 @@ the pytest plugin: import, validate the shape, run the self-test examples."""
 from __future__ import annotations
 
 import importlib
+import sys
 import textwrap
 
 import pytest
@@ -81,7 +82,7 @@ def _line_of(text: str) -> int:
 @pytest.fixture
 def acme(make_dist):
     """A real installed distribution with good, wrong and broken plugins."""
-    make_dist("acme-rewards", "1.0", _ep(
+    return make_dist("acme-rewards", "1.0", _ep(
         good="plug_acme:good", wrong="plug_acme:wrong", stuck="plug_acme:stuck",
         returns_none="plug_acme:returns_none", not_callable="plug_acme:NOT_CALLABLE",
         too_few="plug_acme:too_few", missing_attr="plug_acme:nowhere",
@@ -150,7 +151,9 @@ def test_an_invalid_return_value_fails(acme):
 
 @pytest.mark.parametrize(("name", "cause"), [
     ("broken", "cannot load reward broken (acme-rewards 1.0): importing plug_acme_broken failed: "
-               "ModuleNotFoundError: No module named 'numpyy_not_installed'"),
+               "it imports 'numpyy_not_installed' (at {site}/plug_acme_broken.py:1), which is not "
+               "installed in this Python environment ({prefix}); install 'numpyy_not_installed' "
+               "here, or correct the name: ModuleNotFoundError: No module named 'numpyy_not_installed'"),
     ("not_callable", "cannot load reward not_callable (acme-rewards 1.0): target is a int, "
                      "not a function or class"),
     ("missing_attr", "cannot load reward missing_attr (acme-rewards 1.0): plug_acme has no "
@@ -159,6 +162,7 @@ def test_an_invalid_return_value_fails(acme):
 ])
 def test_a_plugin_that_does_not_load_names_itself_its_dist_and_cause(acme, name, cause):
     report = _report(name)
+    cause = cause.format(site=acme.parent, prefix=sys.prefix)
     assert report == CheckReport(plugin=report.plugin, ok=False, problems=(cause,),
                                  examples_run=0, shape=None)
 
@@ -201,7 +205,9 @@ def test_a_failure_exits_1_naming_plugin_distribution_and_cause(capsys, acme):
         f"ok   exact_match ({TESTKIT} 0.3.1): sample, sync function; 2/2 examples passed",
         "FAIL broken (acme-rewards 1.0)",
         "     - cannot load reward broken (acme-rewards 1.0): importing plug_acme_broken failed: "
-        "ModuleNotFoundError: No module named 'numpyy_not_installed'",
+        f"it imports 'numpyy_not_installed' (at {acme.parent}/plug_acme_broken.py:1), which is not "
+        f"installed in this Python environment ({sys.prefix}); install 'numpyy_not_installed' "
+        "here, or correct the name: ModuleNotFoundError: No module named 'numpyy_not_installed'",
         "FAIL wrong (acme-rewards 1.0): sample, sync function; 1/4 examples passed",
         "     - example 2 (solution_str='b', ground_truth='a'): expected 1.0, got 0.0",
         "     - example 3 (solution_str='raise', ground_truth='a'): ValueError: cannot parse the answer"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -321,8 +322,11 @@ def test_a_config_file_that_is_not_yaml(tmp_path, capsys):
 
 def test_a_plugin_that_fails_to_load_is_a_failure(tmp_path, capsys, broken_dist):
     assert _score(tmp_path, _rows("1"), "reward.plugin=broken", *LOCAL) == 1
-    assert _error(capsys) == ("cannot load reward broken (broken-rewards 0.2): importing plug_broken "
-                              "failed: ModuleNotFoundError: No module named 'numpyy_not_installed'")
+    assert _error(capsys) == (
+        "cannot load reward broken (broken-rewards 0.2): importing plug_broken failed: it imports "
+        f"'numpyy_not_installed' (at {broken_dist.parent}/plug_broken.py:1), which is not installed "
+        f"in this Python environment ({sys.prefix}); install 'numpyy_not_installed' here, or "
+        "correct the name: ModuleNotFoundError: No module named 'numpyy_not_installed'")
     assert not (tmp_path / "out.jsonl").exists()
 
 
@@ -343,6 +347,25 @@ def test_weighted_and_routed_rewards_from_a_config_file(tmp_path, capsys):
     assert [r["exact"] for r in out] == [1.0, 0.0, None]
     assert [r["batch"] for r in out] == [1.0, 0.0, 1.0]
 
+
+
+@pytest.mark.parametrize(("route", "message"), [
+    ("{d: {exact: 1.0, batch: 0.0}}",
+     "reward.route['d'] is a mapping ({'exact': 1.0, 'batch': 0.0}); a route names the rewards "
+     "that score a data source (a name or a list of names) and does not weight them: set each "
+     "weight in reward.rewards.NAME.weight"),
+    ("{d: 5}", "reward.route['d'] must be a reward name or a list of names, not int 5"),
+    ("{d: [exact, [batch]]}", "reward.route['d'] must list reward names, not list ['batch']"),
+])
+def test_a_route_target_that_is_not_names_is_a_config_error_naming_the_key(
+        tmp_path, capsys, route, message):
+    config = tmp_path / "reward.yaml"
+    config.write_text("reward:\n  executor: local\n  rewards:\n"
+                      "    exact: {plugin: exact_match}\n    batch: {plugin: batch_exact}\n"
+                      f"  route: {route}\n")
+    assert _score(tmp_path, _rows("0"), "--config", str(config)) == 2
+    assert _error(capsys).startswith(message)
+    assert not (tmp_path / "out.jsonl").exists()
 
 # -- never destroying work: existing outputs, empty inputs --------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -91,7 +92,10 @@ def test_a_plugin_that_fails_to_import_exits_1_naming_dist_and_missing_module(ca
     assert captured.out == "broken (broken-rewards 0.2)\n  target:       plug_broken:score\n"
     assert captured.err == (
         "verl-rewards: error: cannot load reward broken (broken-rewards 0.2): importing "
-        "plug_broken failed: ModuleNotFoundError: No module named 'numpyy_not_installed'\n")
+        f"plug_broken failed: it imports 'numpyy_not_installed' (at {broken_dist.parent}/"
+        f"plug_broken.py:1), which is not installed in this Python environment ({sys.prefix}); "
+        "install 'numpyy_not_installed' here, or correct the name: ModuleNotFoundError: No module "
+        "named 'numpyy_not_installed'\n")
 
 
 def test_show_reads_a_class_reward_without_building_it(make_dist, capsys):

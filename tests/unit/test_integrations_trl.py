@@ -125,6 +125,21 @@ def test_failed_samples_score_error_score_with_a_warning_naming_plugin_and_index
     assert any("failed on sample 2" in m and "nan is not a finite number" in m for m in messages)
 
 
+def test_a_reward_that_exits_or_interrupts_itself_fails_its_sample_not_the_trainer(
+        reward_file, caplog):
+    path = reward_file("import sys\n\ndef compute_score(data_source, solution_str, ground_truth, "
+                       "extra_info=None):\n    if solution_str == 'exit':\n        sys.exit(0)\n"
+                       "    if solution_str == 'interrupt':\n        raise KeyboardInterrupt\n"
+                       "    return 1.0\n")
+    fn = reward_func(reward={"path": str(path)}, error_score=-1.0)
+    with caplog.at_level(logging.WARNING, "verl_rewards.integrations"):
+        assert trl_call(fn, ["exit", "interrupt", "1"], ground_truth=["1"] * 3) == [-1.0, -1.0, 1.0]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(f"failed on sample 0: SystemExit: 0 (at {path}:5 in compute_score)" in m for m in messages)
+    assert any(f"failed on sample 1: KeyboardInterrupt: (at {path}:7 in compute_score)" in m
+               for m in messages)
+
+
 def test_failure_rate_is_logged_through_trls_log_metric():
     logged = []
     fn = reward_func("faulty")

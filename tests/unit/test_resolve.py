@@ -134,12 +134,37 @@ def test_plugin_loads_by_its_real_module_name(make_dist):
 
 
 def test_file_importing_a_sibling_module_explains_how_to_package_it(reward_file):
-    reward_file("VALUE = 1\n", "helpers_sibling.py")
+    sibling = reward_file("VALUE = 1\n", "helpers_sibling.py")
     path = reward_file("import helpers_sibling\ndef compute_score(a, b, c, d=None):\n    return 1.0\n")
     with pytest.raises(PluginLoadError) as info:
         RewardRef.from_file(path).load()
-    assert "imports module 'helpers_sibling'" in str(info.value)
-    assert "verl-rewards new" in str(info.value)
+    assert str(info.value).split("): ", 1)[1] == (
+        f"the reward file imports 'helpers_sibling' (at {path}:1), a module beside it ({sibling}). "
+        "A file reward travels alone, without the modules beside it: package the reward and its "
+        "modules as a plugin (`verl-rewards new NAME`) and pip install it where the reward runs: "
+        "ModuleNotFoundError: No module named 'helpers_sibling'")
+
+
+def test_file_importing_a_module_not_installed_says_so_not_sibling(reward_file):
+    path = reward_file("import os\n\nimport numpyy\n\ndef compute_score(a, b, c, d=None):\n"
+                       "    return 1.0\n")
+    with pytest.raises(PluginLoadError) as info:
+        RewardRef.from_file(path).load()
+    assert str(info.value).split("): ", 1)[1] == (
+        f"the reward file imports 'numpyy' (at {path}:3), which is not installed in this Python "
+        f"environment ({sys.prefix}); install 'numpyy' here, or correct the name: "
+        "ModuleNotFoundError: No module named 'numpyy'")
+
+
+def test_file_importing_a_package_whose_own_import_fails_names_both(reward_file, make_dist):
+    make_dist("tp-chain", "1.0", {}, {"tp_chain/__init__.py": "from . import core\n",
+                                      "tp_chain/core.py": "import numpyy_deep\n"})
+    path = reward_file("import tp_chain\ndef compute_score(a, b, c, d=None):\n    return 1.0\n")
+    with pytest.raises(PluginLoadError) as info:
+        RewardRef.from_file(path).load()
+    assert str(info.value).split("): ", 1)[1].startswith(
+        f"the reward file imports 'tp_chain', which imports 'numpyy_deep' (at {path}:1), which is "
+        f"not installed in this Python environment ({sys.prefix}); install 'numpyy_deep' here")
 
 
 def test_traceback_points_at_the_original_file_even_after_it_is_deleted(reward_file):

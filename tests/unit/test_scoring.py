@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 
 import pytest
@@ -161,3 +162,141 @@ class LoopBound:
     first = score_samples(reward, _samples("a", "b"))
     second = score_samples(reward, _samples("c"))
     assert [o.score for o in first + second] == [1.0, 1.0, 1.0]
+
+
+# -- whatever the reward raises is its sample's failure (issue 26, item 1) ------------------
+
+EXITS = '''
+import asyncio, sys
+
+def sample(data_source, solution_str, ground_truth, extra_info=None):
+    if solution_str == "exit":
+        sys.exit(0)
+    if solution_str == "interrupt":
+        raise KeyboardInterrupt("the reward's own")
+    if solution_str == "generator_exit":
+        raise GeneratorExit("closed")
+    return 1.0
+
+def batch(data_sources, solution_strs, ground_truths, extra_infos):
+    if "exit" in solution_strs:
+        sys.exit(3)
+    return [1.0] * len(solution_strs)
+
+async def async_sample(data_source, solution_str, ground_truth, extra_info=None):
+    await asyncio.sleep(0)
+    if solution_str == "exit":
+        sys.exit(0)
+    if solution_str == "interrupt":
+        raise KeyboardInterrupt("the reward's own")
+    if solution_str == "generator_exit":
+        raise GeneratorExit("closed")
+    if solution_str == "cancelled":
+        raise asyncio.CancelledError("its own")
+    return 1.0
+'''
+
+
+def _line(source: str, needle: str) -> int:
+    return next(i for i, text in enumerate(source.splitlines(), 1) if needle in text)
+
+
+@pytest.fixture
+def exits(reward_file):
+    path = reward_file(EXITS, "exits.py")
+    return path, lambda name: resolve(RewardRef.from_file(path, name))
+
+
+def test_system_exit_and_generator_exit_fail_only_their_sample(exits):
+    path, loaded = exits
+    outcomes = score_samples(loaded("sample"), _samples("ok", "exit", "generator_exit", "ok"))
+    assert [o.status for o in outcomes] == ["ok", "failed", "failed", "ok"]
+    assert outcomes[1].error == f"SystemExit: 0 (at {path}:{_line(EXITS, 'sys.exit(0)')} in sample)"
+    assert outcomes[2].error == (f"GeneratorExit: closed (at {path}:"
+                                 f"{_line(EXITS, 'GeneratorExit(')} in sample)")
+
+
+def test_a_keyboard_interrupt_is_the_rewards_own_off_the_main_thread_and_the_users_on_it(exits):
+    _, loaded = exits
+    reward = loaded("sample")
+    with pytest.raises(KeyboardInterrupt):  # where a real Ctrl-C lands: the caller's
+        score_samples(reward, _samples("interrupt"))
+    outcomes = []
+    worker = threading.Thread(target=lambda: outcomes.extend(score_samples(reward, _samples("interrupt", "ok"))))
+    worker.start()
+    worker.join(30)
+    assert [o.status for o in outcomes] == ["failed", "ok"]
+    assert outcomes[0].error.startswith("KeyboardInterrupt: the reward's own (at ")
+
+
+def test_a_batch_reward_that_exits_fails_its_batch(exits):
+    path, loaded = exits
+    outcomes = score_samples(loaded("batch"), _samples("a", "exit"))
+    assert [o.error for o in outcomes] == [f"SystemExit: 3 (at {path}:{_line(EXITS, 'sys.exit(3)')} in batch)"] * 2
+
+
+@pytest.mark.timeout(60)
+def test_an_async_reward_that_exits_fails_its_sample_and_the_loop_goes_on(exits):
+    _, loaded = exits
+    reward = loaded("async_sample")
+    texts = ("ok", "exit", "interrupt", "generator_exit", "cancelled")
+    outcomes = score_samples(reward, _samples(*texts), Limits(timeout_s=5))
+    assert [o.status for o in outcomes] == ["ok", "failed", "failed", "failed", "failed"]
+    assert [o.error.split(" (at ")[0] for o in outcomes[1:]] == [
+        "SystemExit: 0", "KeyboardInterrupt: the reward's own", "GeneratorExit: closed",
+        "CancelledError: its own"]
+    assert [o.score for o in score_samples(reward, _samples("ok"))] == [1.0]  # the loop lives
+
+
+# -- a reward that catches the timeout (issue 26, item 10) ------------------------------------
+
+CATCHES_ALL = '''
+import time
+
+def _spin(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+def sample(data_source, solution_str, ground_truth, extra_info=None):
+    if solution_str == "retry":      # three attempts, each swallowing whatever stops it
+        for _ in range(3):
+            try:
+                _spin(3)
+            except:  # noqa: E722
+                pass
+        return 1.0
+    if solution_str == "return_zero":
+        try:
+            _spin(30)
+        except:  # noqa: E722
+            return 0.0
+    if solution_str == "loop":
+        _spin(30)
+    return 1.0
+
+def batch(data_sources, solution_strs, ground_truths, extra_infos):
+    for _ in range(3):
+        try:
+            _spin(3)
+        except:  # noqa: E722
+            pass
+    return [1.0] * len(solution_strs)
+'''
+
+
+@pytest.mark.timeout(60)
+def test_a_timeout_the_reward_catches_is_raised_again_and_the_sample_is_a_timeout(reward_file):
+    reward = resolve(RewardRef.from_file(reward_file(CATCHES_ALL, "catches.py"), "sample"))
+    outcomes = score_samples(reward, _samples("retry", "return_zero", "loop", "ok"), Limits(timeout_s=0.2))
+    assert [o.status for o in outcomes] == ["timeout", "timeout", "timeout", "ok"]
+    caught = "SampleTimeout: exceeded timeout_s=0.2 (the reward caught the timeout and returned later)"
+    assert [o.error for o in outcomes[:2]] == [caught, caught]
+    assert outcomes[2].error == "SampleTimeout: exceeded timeout_s=0.2"  # the next call is timed too
+
+
+@pytest.mark.timeout(60)
+def test_a_batch_call_that_catches_its_timeout_is_a_timeout_for_every_sample(reward_file):
+    reward = resolve(RewardRef.from_file(reward_file(CATCHES_ALL, "catches.py"), "batch"))
+    outcomes = score_samples(reward, _samples("a", "b"), Limits(timeout_s=0.1))
+    assert [o.status for o in outcomes] == ["timeout", "timeout"]

@@ -4,6 +4,7 @@ before any model is built."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,40 @@ def test_resume_with_other_model_settings_is_refused_naming_them(tmp_path):
         prepare([*LOCAL, f"trainer.output_dir={out}", "trainer.resume=true", "model.hidden_size=32",
                  "model.intermediate_size=64"])
     prepare([*LOCAL, f"trainer.output_dir={out}", "trainer.resume=true"])  # the same settings resume
+
+
+def test_a_reward_file_importing_a_missing_module_exits_2_in_one_line_naming_it(
+        tmp_path, capsys, reward_file):
+    path = reward_file("import os\nimport numpyy\n\ndef compute_score(a, b, c, d=None):\n"
+                       "    return 1.0\n")
+    out = tmp_path / "run"
+    assert main([f"reward.path={path}", "trainer.total_steps=1", f"trainer.output_dir={out}"]) == 2
+    err = _err(capsys)
+    assert "\n" not in err and not out.exists()
+    assert err.split("): ", 1)[1] == (
+        f"the reward file imports 'numpyy' (at {path}:2), which is not installed in this Python "
+        f"environment ({sys.prefix}); install 'numpyy' here, or correct the name: "
+        "ModuleNotFoundError: No module named 'numpyy' (in the driver, before any Ray worker "
+        "started; set reward.workers_only=true if only the Ray workers have what the file imports)")
+
+
+def test_a_reward_file_importing_a_sibling_gets_no_ray_settings_advice(tmp_path, capsys, reward_file):
+    reward_file("X = 1\n", "helpers_here.py")
+    path = reward_file("import helpers_here\n\ndef compute_score(a, b, c, d=None):\n    return 1.0\n")
+    assert main([f"reward.path={path}", "trainer.total_steps=1",
+                 f"trainer.output_dir={tmp_path / 'run'}"]) == 2
+    err = _err(capsys)
+    assert "a module beside it" in err and "verl-rewards new NAME" in err
+    assert "workers_only" not in err and "ship_package" not in err
+
+
+def test_a_plugin_that_does_not_import_exits_2_in_one_line_with_plugin_advice(
+        tmp_path, capsys, broken_dist):
+    assert main(["reward.plugin=broken", "trainer.total_steps=1",
+                 f"trainer.output_dir={tmp_path / 'run'}"]) == 2
+    err = _err(capsys)
+    assert err.startswith(
+        "cannot load reward broken (broken-rewards 0.2): importing plug_broken failed: it imports "
+        f"'numpyy_not_installed' (at {broken_dist.parent}/plug_broken.py:1), which is not installed")
+    assert "\n" not in err and err.endswith(
+        "or reward.ship_package=true to ship it from here when only a dependency is missing here)")

@@ -3,6 +3,7 @@ from __future__ import annotations
 import threading
 import time
 
+from verl_rewards import watchdog as watchdog_module
 from verl_rewards.errors import SampleTimeout
 from verl_rewards.watchdog import Progress, Watchdog
 
@@ -55,3 +56,22 @@ def test_a_disarmed_watchdog_never_fires():
         watchdog.disarm()
         time.sleep(0.3)  # long past the limit: nothing may be raised
     assert watchdog.take_fired() is None
+
+
+def test_a_call_that_catches_the_timeout_gets_it_again_until_the_grace_ends(monkeypatch):
+    monkeypatch.setattr(watchdog_module, "HARD_GRACE_S", 0.6)
+    progress = Progress()
+    caught: list[float] = []
+    began = time.monotonic()
+    with Watchdog(progress, 0.1) as watchdog:
+        progress.begin(3)
+        while time.monotonic() - began < 1.6:  # a reward with a bare except, past the grace
+            try:
+                while time.monotonic() - began < 1.6:
+                    pass
+            except SampleTimeout:
+                caught.append(time.monotonic() - began)
+        watchdog.disarm()
+        assert watchdog.overran()
+    assert len(caught) >= 2  # raised again, not once
+    assert caught[-1] < 0.1 + 0.6 + 0.3  # and no more once the grace is over

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import RewardError, SampleError
+from ..errors import ExecutorError, RewardError, SampleError
 from ..results import BatchResult
 from ..samples import REQUIRED, Sample, as_samples
 from ..scorer import Scorer
@@ -119,6 +119,8 @@ def _run(scorer: Scorer, plan: Plan) -> Tally:
         sink.close(failed=True)
         if isinstance(e, RewardError):
             raise _with_kept_rows(e, plan, tally) from e
+        if isinstance(e, ExecutorError) and started:  # the executor gave up: what is written stays
+            raise ExecutorError(f"{e}; {_kept(plan, tally)}") from e
         if isinstance(e, KeyboardInterrupt):
             print(f"verl-rewards: interrupted: {_kept(plan, tally)}", file=sys.stderr)
         raise
