@@ -63,7 +63,7 @@ def test_a_reward_stuck_in_c_is_a_latency_finding_not_a_hang() -> None:
     assert "stuck where the watchdog cannot interrupt it" in found[("latency", "100k digits")]
 
 
-@pytest.mark.parametrize("name", ["gsm8k", "math_boxed", "think_answer_format", "code_exec", "ifeval"])
+@pytest.mark.parametrize("name", ["gsm8k", "math_boxed", "think_answer_format", "code_exec", "ifeval", "verl_default"])
 def test_the_first_party_plugins_pass_their_audit_within_a_minute(name: str) -> None:
     began = time.monotonic()
     report = audit(name)

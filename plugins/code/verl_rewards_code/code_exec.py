@@ -13,7 +13,7 @@ from verl_rewards.metadata import Example, RewardMeta, metadata_of, reward
 
 from .extract import extract_code
 from .judge import Judge
-from .outcome import Status, Verdict
+from .outcome import Compare, Status, Verdict
 from .sandbox import Limits, Mode, Sandbox
 from .sandbox.launch import STARTUP_GRACE_S
 from .schedule import run_in_order
@@ -68,6 +68,7 @@ def compute_score(
     checker_timeout_s: float = 10.0,
     time_budget_s: float | None = None,
     parallel_tests: int | None = None,
+    compare: Compare = "tokens",
 ) -> dict[str, Any]:
     """Score = tests passed / tests, each test one sandboxed run of the program.
 
@@ -81,6 +82,8 @@ def compute_score(
     ``parallel_tests`` tests run at once (default: from the cores, see
     :func:`default_parallel_tests`). Extra info: ``tests_passed``,
     ``tests_total``, ``test_statuses`` (comma-separated, in test order) and ``isolation``.
+    ``compare`` chooses how answers are compared: ``tokens`` (code_exec's rules) or
+    ``prime_code`` (verl's prime_code's, for stdin/stdout and call-based tests).
     """
     started = time.monotonic()
     limits = Limits(
@@ -93,7 +96,9 @@ def compute_score(
     problem = parse_problem(ground_truth)
     code = extract_code(solution_str)
     sandbox = Sandbox.resolve(isolation, python)
-    judge = Judge(code, sandbox, limits, problem.checker, checker_timeout_s)
+    if compare not in ("tokens", "prime_code"):
+        raise ValueError(f"compare must be 'tokens' or 'prime_code', not {compare!r}")
+    judge = Judge(code, sandbox, limits, problem.checker, checker_timeout_s, compare)
     deadline = started + _budget_s(time_budget_s, judge)
     judge.prepare(deadline - time.monotonic(), STARTUP_GRACE_S)
     verdicts = judge_tests(

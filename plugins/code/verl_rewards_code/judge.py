@@ -6,7 +6,7 @@ import json
 from typing import Any, NamedTuple
 
 from . import checker as checkers
-from .outcome import PASS, Verdict, run_failure, status_of
+from .outcome import PASS, Compare, Verdict, run_failure, status_of
 from .runs import call_answer, prepare
 from .sandbox import Limits, Sandbox
 from .spec import Checker, ProgramTest
@@ -20,13 +20,14 @@ class Judge(NamedTuple):
     limits: Limits
     checker: Checker | None = None
     checker_timeout_s: float = 10.0
+    compare: Compare = "tokens"
 
     def __call__(self, test: ProgramTest) -> Verdict:
         """The test's verdict; a checker's failure raises :class:`~.checker.CheckerError`."""
         run = prepare(test, self.code)
         result = self.sandbox.run(run.source, run.stdin, self.limits, helper_processes=run.helper_processes)
         if self.checker is None or test.assertion is not None:
-            status = status_of(result, test, self.limits, run.sentinel)
+            status = status_of(result, test, self.limits, run.sentinel, self.compare)
             return PASS if status == "pass" else Verdict(status)
         failure = run_failure(result, test, self.limits, run.sentinel)
         if failure is not None:

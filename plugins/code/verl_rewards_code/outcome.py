@@ -6,6 +6,7 @@ import signal
 from typing import Literal, NamedTuple
 
 from .compare import outputs_match, returns_match
+from .compare_prime import prime_code_match, prime_code_returns_match
 from .runs import call_answer
 from .sandbox import Limits, RunResult
 from .spec import ProgramTest
@@ -24,8 +25,15 @@ class Verdict(NamedTuple):
 
 PASS = Verdict("pass", 1.0)
 
+# How answers are compared: code_exec's own rules, or verl's prime_code's.
+Compare = Literal["tokens", "prime_code"]
+_OUTPUT_RULES = {"tokens": outputs_match, "prime_code": prime_code_match}
+_RETURN_RULES = {"tokens": returns_match, "prime_code": prime_code_returns_match}
 
-def status_of(result: RunResult, test: ProgramTest, limits: Limits, sentinel: str | None = None) -> Status:
+
+def status_of(
+    result: RunResult, test: ProgramTest, limits: Limits, sentinel: str | None = None, compare: Compare = "tokens"
+) -> Status:
     """``pass`` only when the program exited 0 and printed the expected output,
     for an assertion test when the harness printed ``sentinel`` (the run's
     nonce) as the last line (the assertion ran and held), for a call test when
@@ -36,10 +44,10 @@ def status_of(result: RunResult, test: ProgramTest, limits: Limits, sentinel: st
         return failure
     if test.call is not None and sentinel is not None:
         found, value = call_answer(result.stdout, sentinel)
-        return "pass" if found and returns_match(value, test.call.expected) else "fail"
+        return "pass" if found and _RETURN_RULES[compare](value, test.call.expected) else "fail"
     if test.assertion is not None:
         return "pass"
-    return "pass" if outputs_match(result.stdout, test.expected or "") else "fail"
+    return "pass" if _OUTPUT_RULES[compare](result.stdout, test.expected or "") else "fail"
 
 
 def run_failure(result: RunResult, test: ProgramTest, limits: Limits, sentinel: str | None = None) -> Status | None:

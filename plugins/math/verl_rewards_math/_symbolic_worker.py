@@ -131,7 +131,7 @@ def math_verify_equal(pairs: list[list[str]]) -> bool:
     return any(bool(verify(parse(gold), parse(pred))) for gold, pred in pairs)
 
 
-def _exit_with_parent(period_s: float = 1.0) -> None:
+def exit_with_parent(period_s: float = 1.0) -> None:
     """Exit once the parent is gone, even in the middle of a long computation."""
     parent = os.getppid()
 
@@ -143,7 +143,7 @@ def _exit_with_parent(period_s: float = 1.0) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _reply_channel() -> TextIO:
+def reply_channel() -> TextIO:
     """The original stdout, for answers only; fd 1 and ``sys.stdout`` now go to stderr."""
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
@@ -153,8 +153,8 @@ def _reply_channel() -> TextIO:
 
 def main() -> int:
     """Serve requests until stdin closes or the parent exits."""
-    replies = _reply_channel()
-    _exit_with_parent()
+    replies = reply_channel()
+    exit_with_parent()
     ctx = _setup()
     print(json.dumps({"ready": True}), file=replies, flush=True)
     for line in sys.stdin:

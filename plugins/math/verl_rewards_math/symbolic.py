@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +40,19 @@ _FUNCTION_NAMES = json.dumps(sorted(set(FUNCTIONS.values())))
 
 
 class SymbolicWorker:
-    """A lazily started, restartable child process answering equality requests."""
+    """A lazily started, restartable child process answering equality requests.
 
-    def __init__(self, startup_timeout_s: float = STARTUP_TIMEOUT_S) -> None:
+    ``command`` gives the child's argv when it (re)starts (default: this plugin's
+    ``_symbolic_worker.py``); any child speaking the same protocol works (a
+    ``{"ready": true}`` line once ready, then one JSON answer line carrying the
+    request's ``id`` per JSON request line).
+    """
+
+    def __init__(
+        self, startup_timeout_s: float = STARTUP_TIMEOUT_S, command: Callable[[], list[str]] | None = None
+    ) -> None:
         self._startup_timeout_s = startup_timeout_s
+        self._command = command or _worker_command
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._owner = os.getpid()
@@ -116,7 +126,7 @@ class SymbolicWorker:
         if self._proc is None or self._proc.poll() is not None:
             self._kill()
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", _worker_source(), json.dumps(sys.path), _FUNCTION_NAMES],
+                self._command(),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -155,6 +165,10 @@ class SymbolicWorker:
 
 def _worker_source() -> str:
     return Path(__file__).with_name("_symbolic_worker.py").read_text(encoding="utf-8")
+
+
+def _worker_command() -> list[str]:
+    return [sys.executable, "-c", _worker_source(), json.dumps(sys.path), _FUNCTION_NAMES]
 
 
 _worker = SymbolicWorker()

@@ -1,0 +1,104 @@
+# Copyright 2024 PRIME team and/or its affiliates
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+#
+# `difference_is_zero` is are_equal_under_sympy's SymPy step from verl 0.9.1,
+# verl/utils/reward_score/prime_math/__init__.py (and mathruler 0.1.0's, the
+# same); `matrix_entries` is the parse_expr of prime_math/grader.py's matrix
+# branch. Changed by verl-rewards: they run here, in a child process the
+# reward kills at its deadline (sympy_child.py).
+"""verl_default's SymPy child: answers SymPy requests on stdin, one JSON line each.
+
+Started by ``sympy_child`` through ``verl_rewards_math.symbolic.SymbolicWorker``
+(the same protocol as verl-rewards-math's child): a ``{"ready": true}`` line
+once SymPy is imported and warm, then per request ``{"id", "op", ...}`` one
+answer ``{"id", "equal" | "entries" | "error"}``. Answers go to a private copy
+of stdout (nothing SymPy prints is read as one); the child caps its address
+space and exits with its parent.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+from typing import Any
+
+from verl_rewards_math._symbolic_worker import exit_with_parent, reply_channel
+
+MEMORY_BYTES = 2 * 1024**3
+
+
+class SympyOps:
+    """The two SymPy steps of verl's scorers (imported once, when the child starts)."""
+
+    def __init__(self) -> None:
+        import sympy
+        from sympy.parsing import sympy_parser
+
+        self.sympy = sympy
+        self.parser = sympy_parser
+        self.transformations = (
+            *sympy_parser.standard_transformations,
+            sympy_parser.implicit_multiplication_application,
+        )
+        # First-use costs (SymPy's caches, the parser) are paid before "ready".
+        self.difference_is_zero("(x+1)^2", "x^2+2x+1")
+        self.matrix_entries("Matrix([[1, 2], [3, 4/6]])")
+
+    def difference_is_zero(self, a: str, b: str) -> bool:
+        """``simplify((a)-(b)) == 0`` with ``^`` as power and implicit multiplication, as verl's _sympy_parse."""
+        expr = f"({a})-({b})".replace("^", "**")
+        return bool(self.sympy.simplify(self.parser.parse_expr(expr, transformations=self.transformations)) == 0)
+
+    def matrix_entries(self, text: str) -> list[str]:
+        """The entries (row by row, as text) of ``parse_expr(text)``, which must be a matrix."""
+        matrix = self.parser.parse_expr(text)
+        if not isinstance(matrix, self.sympy.MatrixBase):
+            raise TypeError(f"not a matrix: {type(matrix).__name__}")
+        return [str(entry) for entry in matrix]
+
+
+def answer(ops: SympyOps, request: dict[str, Any]) -> dict[str, Any]:
+    """The answer to one request (an ``error`` when the SymPy step raised)."""
+    reply: dict[str, Any] = {"id": request.get("id")}
+    try:
+        if request["op"] == "difference":
+            reply["equal"] = ops.difference_is_zero(request["a"], request["b"])
+        elif request["op"] == "matrix":
+            reply["entries"] = ops.matrix_entries(request["text"])
+        else:
+            reply["error"] = f"unknown op {request['op']!r}"
+    except Exception as e:  # noqa: BLE001 - verl's rule: a SymPy step that raises decides nothing
+        reply["error"] = f"{type(e).__name__}: {e}"[:300]
+    return reply
+
+
+def main() -> int:
+    """Serve requests until stdin closes or the parent exits."""
+    replies = reply_channel()
+    exit_with_parent()
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    except (ValueError, OSError):
+        pass
+    ops = SympyOps()
+    print(json.dumps({"ready": True}), file=replies, flush=True)
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except ValueError as e:
+            print(json.dumps({"id": None, "error": str(e)[:300]}), file=replies, flush=True)
+            continue
+        print(json.dumps(answer(ops, request)), file=replies, flush=True)
+    return 0
