@@ -48,5 +48,5 @@ pip_peer_note() {
     [ "${count:-0}" -gt 0 ] || return 0
     local names=${PARTIAL_PEERS// /, }
     echo "note: ${names%, *} and ${names##*, } are installed without some of their dependencies," \
-         "on purpose ($1): pip's $count complaints about that are in $PEER_LOG"
+         "on purpose ($1): pip's complaints about that ($count lines) are in $PEER_LOG"
 }

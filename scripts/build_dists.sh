@@ -5,11 +5,12 @@
 # (python -m build's default), so a file the sdist leaves out is missing from the wheel.
 #
 #   bash scripts/build_dists.sh                 # isolated builds (setuptools from the index) into dist/
-#   bash scripts/build_dists.sh --no-isolation  # with this venv's setuptools: offline (the tests)
+#   bash scripts/build_dists.sh --no-isolation  # with this venv's setuptools, unchecked: offline (the tests)
 #   bash scripts/build_dists.sh --outdir DIR    # somewhere else than dist/
 #
-# Then, where verl-rewards is not on an index (it is not on PyPI):
-#   pip install --find-links dist/ verl-rewards verl-rewards-math
+# Then install the files by name (verl-rewards is on no index; naming the files keeps pip
+# from taking a package of that name from one):
+#   pip install dist/verl_rewards-*.whl dist/verl_rewards_math-*.whl
 # Needs the dev (or test) extra: build and twine. JOBS=N builds N at a time (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,9 +20,9 @@ OUT=dist
 isolation=()
 while [ $# -gt 0 ]; do
     case "$1" in
-        --no-isolation) isolation=(--no-isolation) ;;
+        --no-isolation) isolation=(--no-isolation --skip-dependency-check) ;;
         --outdir) OUT=${2:?--outdir needs a directory}; shift ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0" | cut -c3-; exit 0 ;;
         *) echo "build_dists.sh: unknown option $1 (use --no-isolation, --outdir DIR)" >&2; exit 2 ;;
     esac
     shift
