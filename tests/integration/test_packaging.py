@@ -86,7 +86,8 @@ def test_each_sdist_holds_its_package_readme_and_license_and_no_tests(dist, repo
             names = {m.name.removeprefix(top) for m in tar.getmembers() if m.isfile()}
         assert {"PKG-INFO", "pyproject.toml", "README.md", "LICENSE"} <= names, d.name
         assert _sources(d) <= names, f"{d.name}: the sdist lacks {sorted(_sources(d) - names)}"
-        assert not [n for n in names if n.startswith("tests/")], d.name
+        assert not [n for n in names if n.startswith("tests/")], (
+            f"{d.name}: its sdist holds tests/ (copy plugins/math/MANIFEST.in)")
 
 
 def test_each_wheel_holds_every_file_of_its_package_and_nothing_else(dist, repo_distributions):

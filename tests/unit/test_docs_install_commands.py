@@ -109,6 +109,7 @@ def _split(command: str) -> tuple[list[str], dict[str, str]]:
 def problem(command: str, context: str, pins: dict[str, str], ours: set[str]) -> str | None:
     """Why ``command`` would not work here, or None (``context``: its line or paragraph)."""
     requirements, options = _split(command)
+    context = " ".join(context.split())  # a paragraph's lines wrap anywhere
     marked = MARK in context
     constrained = options.get("-c", options.get("--constraint")) == "constraints.txt"
     local_index = "--find-links" in options or "-f" in options
