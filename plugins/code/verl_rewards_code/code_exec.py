@@ -8,10 +8,10 @@ from typing import Any
 
 from verl_rewards.metadata import Example, reward
 
-from .extract import extract_code
 from .outcome import Status, status_of
+from .program import program_for
 from .runs import prepare
-from .sandbox import Limits, Mode, Sandbox
+from .sandbox import Limits, Mode, Sandbox, languages
 from .spec import ProgramTest, parse_tests
 
 _ADD = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
@@ -22,7 +22,9 @@ _TWO_TESTS = json.dumps({"inputs": ["1 2\n", "3 0\n"], "outputs": ["3\n", "3\n"]
 @reward(
     description=(
         "Run the response's last fenced code block against APPS/TACO-style tests "
-        "(stdin/stdout pairs and assert lines) in a sandbox; score the fraction passed."
+        "(stdin/stdout pairs and assert lines) in a sandbox; score the fraction passed. "
+        "Languages on this machine: "
+        + "; ".join(f"{name} ({how})" for name, how in languages.available().items())
     ),
     data_sources=("codecontests", "apps", "codeforces", "taco"),
     timeout_s=60.0,
@@ -60,14 +62,20 @@ def compute_score(
     python: str | None = None,
     stop_on_first_failure: bool = False,
     all_or_nothing: bool = False,
+    language: str | None = None,
+    compile_timeout_s: float = 60.0,
+    compile_memory_mb: int = 2048,
 ) -> dict[str, Any]:
     """Score = tests passed / tests, each test one sandboxed run of the program.
 
     Limits apply to each run as a whole (see ``Limits``: ``memory_mb`` is
     shared by the run's processes and its ``disk_mb`` working directory). ``stop_on_first_failure`` skips the
     remaining tests after a failure; ``all_or_nothing`` scores 1.0 only when
-    every test passes. Extra info: ``tests_passed``, ``tests_total``,
-    ``test_statuses`` (comma-separated, in test order) and ``isolation``.
+    every test passes. ``language`` (else the code block's fence tag) chooses
+    the language; a compiled one compiles once, within ``compile_timeout_s``
+    and ``compile_memory_mb``. Extra info: ``tests_passed``, ``tests_total``,
+    ``test_statuses`` (comma-separated, in test order), ``isolation``,
+    ``language`` and, when the program did not compile, ``compile_error``.
     """
     limits = Limits(
         timeout_s=timeout_s,
@@ -77,9 +85,15 @@ def compute_score(
         disk_mb=disk_mb,
     )
     tests = parse_tests(ground_truth)
-    code = extract_code(solution_str)
-    sandbox = Sandbox.resolve(isolation, python)
-    statuses = run_tests(code, tests, limits, sandbox, stop_on_first_failure)
+    code, lang, sandbox = program_for(
+        solution_str, ground_truth, language=language, isolation=isolation, python=python,
+        compile_timeout_s=compile_timeout_s, compile_memory_mb=compile_memory_mb,
+    )
+    compile_error = sandbox.compile(code)
+    if compile_error is None:
+        statuses = run_tests(code, tests, limits, sandbox, stop_on_first_failure)
+    else:
+        statuses = ["compile_error"] * len(tests)
     passed = statuses.count("pass")
     score = passed / len(tests)
     if all_or_nothing:
@@ -90,6 +104,8 @@ def compute_score(
         "tests_total": len(tests),
         "test_statuses": ",".join(statuses),
         "isolation": sandbox.isolation.level,
+        "language": lang,
+        **({"compile_error": compile_error} if compile_error is not None else {}),
     }
 
 

@@ -9,7 +9,9 @@ from .compare import outputs_match
 from .sandbox import Limits, RunResult
 from .spec import ProgramTest
 
-Status = Literal["pass", "fail", "error", "timeout", "memory", "output_limit", "sandbox_error", "skipped"]
+Status = Literal[
+    "pass", "fail", "error", "timeout", "memory", "output_limit", "sandbox_error", "skipped", "compile_error"
+]
 
 
 def status_of(result: RunResult, test: ProgramTest, limits: Limits, sentinel: str | None = None) -> Status:

@@ -265,8 +265,6 @@ def enter_program(cfg: dict[str, Any], runner_pid: int) -> None:
     descriptors (0, 1, 2 only) and the seccomp filter, in that order."""
     os.chdir(cfg["workdir"])
     os.umask(0o077)
-    if cfg["collect"]:
-        os.mkdir(cfg["collect"], 0o700)
     for name, soft, hard in cfg["rlimits"]:
         limit = getattr(resource, name, None)
         if limit is not None:
@@ -279,6 +277,8 @@ def enter_program(cfg: dict[str, Any], runner_pid: int) -> None:
     elif cfg["drop_caps"]:
         _drop_bounding_set()
         _clear_capabilities()
+    if cfg["collect"]:
+        os.mkdir(cfg["collect"], 0o700)  # the compiler's output directory, the program's own
     if sys.platform.startswith("linux"):
         _check(_prctl(PR_SET_NO_NEW_PRIVS, 1), "no_new_privs")
         # Changing credentials cleared the parent-death signal: set it again.

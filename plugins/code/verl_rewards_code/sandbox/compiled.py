@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from .languages import SOURCE_DIR
 from .launch import TREE_PREFIX
 from .owners import owner_tag
 from .records import RunResult
@@ -55,7 +56,7 @@ def compile_failure(result: RunResult, limits_timeout_s: float) -> str | None:
         return result.artifacts_error
     if result.exit_code == 0:
         return None
-    lines = (result.stdout or result.stderr).strip().splitlines()
+    lines = (result.stdout or result.stderr).replace(SOURCE_DIR, "").strip().splitlines()
     return "\n".join(lines[:ERROR_LINES])[:ERROR_CHARS] or f"the compiler exited with {result.exit_code}"
 
 

@@ -66,9 +66,13 @@ OUT_OF_MEMORY = {
     "cpp": ("std::bad_alloc",),
     "rust": ("memory allocation of",),
     "java": ("java.lang.OutOfMemoryError",),
-    "javascript": ("JavaScript heap out of memory", "Fatal process out of memory"),
+    "javascript": ("JavaScript heap out of memory", "Fatal process out of memory", "Array buffer allocation failed"),
 }
 ARTIFACT_BYTES = 256 * 1024 * 1024
+# Compilers read the source by a path relative to the working directory (a
+# sibling of io/), so their messages do not name the run's tree; it is
+# removed from the messages (``compiled.compile_failure``).
+SOURCE_DIR = "../io/"
 
 
 class ToolchainMissing(RuntimeError):
@@ -127,7 +131,7 @@ def toolchain(language: str) -> Toolchain:
     """The tools of ``language`` on this machine (found once per process)."""
     if language not in LANGUAGES:
         raise ValueError(f"unknown language {language!r}; the sandbox runs {', '.join(LANGUAGES)}")
-    tools = {}
+    tools, found = {}, {}
     for name in _TOOL_NAMES[language]:
         path = shutil.which(name)
         if path is None:
@@ -137,11 +141,11 @@ def toolchain(language: str) -> Toolchain:
                 f"(not on PATH={os.environ.get('PATH', '')}); install it, or use a language this "
                 f"machine runs: {', '.join(runnable)}"
             )
-        tools[name] = os.path.realpath(path)
+        found[name], tools[name] = path, os.path.realpath(path)
     if language == "java":
         return _java(tools)
     if language == "rust":
-        return _rust(tools)
+        return _rust(found["rustc"], tools)
     return Toolchain(language, tools, binds=tuple(sorted({_prefix(p) for p in tools.values()} - {"/usr"})))
 
 
@@ -165,14 +169,15 @@ def _java(tools: dict[str, str]) -> Toolchain:
     return Toolchain("java", tools, tuple(sorted(_outermost(binds - {"/usr"}))), {"MALLOC_ARENA_MAX": "2"})
 
 
-def _rust(tools: dict[str, str]) -> Toolchain:
-    # rustup's rustc is a proxy needing RUSTUP_HOME; the real compiler is in the sysroot.
+def _rust(rustc: str, tools: dict[str, str]) -> Toolchain:
+    # rustup's rustc is a proxy (a link to rustup, which reads RUSTUP_HOME); the
+    # real compiler is in the toolchain's sysroot.
     try:
         sysroot = subprocess.run(
-            [tools["rustc"], "--print", "sysroot"], capture_output=True, text=True, timeout=60, check=True
+            [rustc, "--print", "sysroot"], capture_output=True, text=True, timeout=60, check=True
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError) as e:
-        raise ToolchainMissing(f"rust programs need a working `rustc` ({tools['rustc']}: {e})") from e
+        raise ToolchainMissing(f"rust programs need a working `rustc` ({rustc}: {e})") from e
     real = {"rustc": os.path.join(sysroot, "bin", "rustc"), "cc": tools["cc"]}
     return Toolchain("rust", real, tuple(sorted(_outermost({sysroot} - {"/usr"}))))
 
@@ -199,17 +204,17 @@ def compile_job(language: str, source: str, limits: Limits, into: str, cgroups: 
     tool = chain.tools
     command: tuple[str, ...]
     if language == "cpp":
-        command = (tool["g++"], "-std=c++17", "-O2", "-pipe", "-o", "out/main", f"{{io}}/{name}")
+        command = (tool["g++"], "-std=c++17", "-O2", "-pipe", "-o", "out/main", SOURCE_DIR + name)
     elif language == "rust":
         command = (
             tool["rustc"], "-O", "--edition", "2021", "-C", "codegen-units=1", "-C", "debuginfo=0",
-            "-C", f"linker={tool['cc']}", "-o", "out/main", f"{{io}}/{name}",
+            "-C", f"linker={tool['cc']}", "-o", "out/main", SOURCE_DIR + name,
         )
     elif language == "java":
         heap = max(64, (limits.memory_mb - limits.disk_mb) // 2)
         command = (
             tool["javac"], f"-J-Xmx{heap}m", *(f"-J{flag}" for flag in JAVA_RUN_FLAGS),
-            "-encoding", "UTF-8", "-d", "out", f"{{io}}/{name}",
+            "-encoding", "UTF-8", "-d", "out", SOURCE_DIR + name,
         )
     else:
         raise ValueError(f"{language} is not compiled")

@@ -64,10 +64,14 @@ class Sandbox:
         limits = limits or Limits()
         if self.language == "python":
             return self.execute(Job.python(source), stdin, limits, helper_processes)
+        cgroups = self.isolation.cgroups is not None
+        if self.language not in languages.COMPILED:
+            job = languages.run_job(self.language, source, None, limits, cgroups)
+            return _runtime_out_of_memory(self.execute(job, stdin, limits, helper_processes), self.language)
         with self._compiled(source) as program:
             if program.error is not None:
                 return RunResult(stdout="", stderr=program.error, compile_error=program.error)
-            job = languages.run_job(self.language, source, program.build, limits, self.isolation.cgroups is not None)
+            job = languages.run_job(self.language, source, program.build, limits, cgroups)
             result = self.execute(job, stdin, limits, helper_processes)
         return _runtime_out_of_memory(result, self.language)
 

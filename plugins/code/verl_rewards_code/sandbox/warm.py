@@ -39,6 +39,8 @@ _PROBE = Job.python("print('ok')\n")
 _PROBE_LIMITS = Limits(timeout_s=20.0)
 _SERVER_ARGS = ("-I", "-B", "-X", "utf8")
 _LOG_TAIL = 4096
+_PF_EXITING = 0x4
+_START_S = 10.0
 
 
 class ServerGone(Exception):
@@ -55,6 +57,7 @@ class WarmServer:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
+        self._pid: int | None = None
         self._log = bytearray()
 
     def start(self) -> None:
@@ -88,6 +91,22 @@ class WarmServer:
         self._log = bytearray()
         threading.Thread(target=self._read_log, args=(log_read, self._log), daemon=True,
                          name="verl-rewards-code warm server log").start()
+        self._pid = self._find_server_pid()
+
+    def _find_server_pid(self) -> int | None:
+        """The server: ``unshare``'s child (it forks it at once)."""
+        assert self._proc is not None
+        deadline = time.monotonic() + _START_S
+        while time.monotonic() < deadline and self._proc.poll() is None:
+            try:
+                with open(f"/proc/{self._proc.pid}/task/{self._proc.pid}/children") as f:
+                    children = f.read().split()
+            except OSError:
+                return None
+            if children:
+                return int(children[0])
+            time.sleep(0.001)
+        return None
 
     @staticmethod
     def _read_log(fd: int, into: bytearray) -> None:
@@ -97,8 +116,20 @@ class WarmServer:
                 del into[:-_LOG_TAIL]
 
     def alive(self) -> bool:
-        """The server runs and its end of the socket is open."""
-        if self._proc is None or self._control is None or self._proc.poll() is not None:
+        """The server runs: not exiting, and its end of the socket is open.
+
+        A server that is killed takes its runs with it while it exits (as PID
+        1 of their PID namespace), before ``unshare``, which also holds the
+        socket, sees it gone: its ``PF_EXITING`` flag is what is set by then.
+        """
+        if self._proc is None or self._control is None or self._proc.poll() is not None or self._pid is None:
+            return False
+        try:
+            with open(f"/proc/{self._pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return False
+        if fields[0] in ("Z", "X", "x") or int(fields[6]) & _PF_EXITING:
             return False
         poller = select.poll()
         poller.register(self._control, select.POLLIN)
@@ -106,19 +137,12 @@ class WarmServer:
 
     def server_pid(self) -> int | None:
         """The server's pid (the child of its ``unshare``), for operators and tests."""
-        if self._proc is None:
-            return None
-        try:
-            with open(f"/proc/{self._proc.pid}/task/{self._proc.pid}/children") as f:
-                children = f.read().split()
-        except OSError:
-            return None
-        return int(children[0]) if children else None
+        return self._pid
 
     def stop(self) -> None:
         """Close the socket (the server exits, and every run it holds with it) and reap it."""
         control, proc = self._control, self._proc
-        self._control = self._proc = None
+        self._control = self._proc = self._pid = None
         if control is not None:
             control.close()
         if proc is not None:
