@@ -84,11 +84,11 @@ def compute_score(
         max_processes=max_processes,
         disk_mb=disk_mb,
     )
-    tests = parse_tests(ground_truth)
     code, lang, sandbox = program_for(
         solution_str, ground_truth, language=language, isolation=isolation, python=python,
         compile_timeout_s=compile_timeout_s, compile_memory_mb=compile_memory_mb,
     )
+    tests = parse_tests(ground_truth)
     compile_error = sandbox.compile(code)
     if compile_error is None:
         statuses = run_tests(code, tests, limits, sandbox, stop_on_first_failure)

@@ -70,6 +70,7 @@ class CompileCache:
         self._pending: dict[str, threading.Event] = {}
         self._in_use: dict[str, int] = {}
         self._root: str | None = None
+        self.compiles = 0  # compiles run (not cache hits), for monitoring and tests
 
     def root(self) -> str:
         """This process's cache directory (made on first use; others may read and execute in it)."""
@@ -118,6 +119,8 @@ class CompileCache:
 
     def _compile(self, key: str, compile_into: Callable[[str], str | None]) -> Compiled:
         root = self.root()
+        with self._lock:
+            self.compiles += 1
         staging = tempfile.mkdtemp(prefix="compiling-", dir=root)
         try:
             error = compile_into(staging)
