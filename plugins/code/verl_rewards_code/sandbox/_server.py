@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # at run time these come from _inside.py, put in front of this source
     from ._inside import (
+        MS_NODEV,
+        MS_NOSUID,
         MS_PRIVATE,
         MS_REC,
         PR_SET_DUMPABLE,
@@ -61,6 +63,14 @@ if TYPE_CHECKING:  # at run time these come from _inside.py, put in front of thi
         start_program,
     )
 
+# Standard library modules programs (and the assert harness) commonly import,
+# loaded once here so that a forked program finds them loaded: nothing of any
+# program, and `random` reseeds itself in every forked child.
+PRELOADED = (
+    "ast", "bisect", "cmath", "collections", "dataclasses", "decimal", "fractions", "functools", "heapq",
+    "itertools", "math", "operator", "random", "re", "string", "typing",
+)
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWNET = 0x40000000
@@ -70,9 +80,16 @@ _MAX_FDS = 16
 
 def serve() -> int:
     """Answer run requests on the control socket until it closes."""
+    for name in PRELOADED:
+        __import__(name)
     config = json.loads(sys.argv[1])
     control = socket.socket(fileno=config["control_fd"])
     own_pid_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY)
+    # Runs mount their roots under this tmpfs of the server's own, not on the
+    # host tree: removing a host directory that is a mount point of a dying
+    # namespace waits for the kernel to detach it (~30 ms).
+    stage = config["stage"]
+    _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m")
     set_title("verl-rewards-code warm sandbox server")
     poller = select.poll()
     poller.register(control, select.POLLIN)
@@ -86,6 +103,7 @@ def serve() -> int:
                 os.close(fd)
                 os.waitpid(pid, 0)
                 by_id.pop(run_id, None)
+                _remove_stage(os.path.join(stage, run_id))
                 continue
             message, fds, _flags, _address = socket.recv_fds(control, 1 << 20, _MAX_FDS)
             if not message:
@@ -95,6 +113,7 @@ def serve() -> int:
                 if "kill" in request:
                     _kill(by_id.get(request["kill"]))
                     continue
+                request["stage_dir"] = os.path.join(stage, request["id"])
                 pid = _fork_run(request, dict(zip(request["fds"], fds)), control, own_pid_namespace)
             finally:
                 for received in fds:
@@ -104,6 +123,15 @@ def serve() -> int:
                 runners[pidfd] = (pid, request["id"])
                 by_id[request["id"]] = pid
                 poller.register(pidfd, select.POLLIN)
+
+
+def _remove_stage(path: str) -> None:
+    """A finished run's mount points (its namespace, and every mount in it, is gone)."""
+    for directory in (os.path.join(path, "root"), os.path.join(path, "scratch"), path):
+        try:
+            os.rmdir(directory)
+        except OSError:
+            pass
 
 
 def _kill(pid: int | None) -> None:
@@ -145,6 +173,7 @@ def _runner(cfg: dict[str, Any], fds: dict[str, int], control: socket.socket) ->
     close_all_but({0, 1, 2, *(cfg[f"{n}_fd"] for n in ("stderr", "status", "lifeline", "artifact") if f"{n}_fd" in cfg)})
     set_title(cfg["title"])
     status = cfg["status_fd"]
+    os.mkdir(cfg["stage_dir"], 0o700)
     try:
         join_cgroups(cfg["cgroup_procs"])
     except OSError as e:

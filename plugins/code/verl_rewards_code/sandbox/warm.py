@@ -22,14 +22,17 @@ import json
 import logging
 import os
 import select
+import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import uuid
 from typing import Any
 
-from .launch import _LAUNCH_ENV, STOP_GRACE_S, Pipes, Streams, execute_job, inside_source, pump
+from .launch import _LAUNCH_ENV, STOP_GRACE_S, TREE_PREFIX, Pipes, Streams, execute_job, inside_source, pump
+from .owners import owner_tag
 from .records import Isolation, Job, Limits, RunResult
 
 logger = logging.getLogger("verl_rewards_code.sandbox")
@@ -58,6 +61,7 @@ class WarmServer:
         self._proc: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
         self._pid: int | None = None
+        self._stage: str | None = None
         self._log = bytearray()
 
     def start(self) -> None:
@@ -67,7 +71,8 @@ class WarmServer:
         # Host mounts made later (a temporary directory on a new tmpfs) must
         # reach the server's namespace; each run's copy is made private.
         command = [*self.isolation.command, "--propagation", "slave"]
-        config = {"control_fd": theirs.fileno()}
+        self._stage = tempfile.mkdtemp(prefix=f"{TREE_PREFIX}{owner_tag()}-server-")
+        config = {"control_fd": theirs.fileno(), "stage": self._stage}
         argv = [*command, self.python, *_SERVER_ARGS, "-c", inside_source("_server.py"), json.dumps(config)]
         try:
             self._proc = subprocess.Popen(
@@ -151,6 +156,9 @@ class WarmServer:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
                 proc.wait()
+        if self._stage is not None:
+            shutil.rmtree(self._stage, ignore_errors=True)
+            self._stage = None
 
     def restart(self, generation: int) -> None:
         """Rebuild the server if it is still the one of ``generation`` (another thread may have)."""
