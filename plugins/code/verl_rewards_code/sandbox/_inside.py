@@ -150,7 +150,7 @@ def build_root(cfg: dict[str, Any], fresh_proc: bool) -> str:
             _bind(source, root + source)
     _bind(cfg["io"], root + cfg["io"])
     if cfg["artifacts"]:
-        _bind(cfg["artifacts"], root + os.path.join(cfg["io"], "build"))
+        _bind(cfg["artifacts"], root + cfg["build"])
     if fresh_proc:
         os.makedirs(root + "/proc", 0o755)
         _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)

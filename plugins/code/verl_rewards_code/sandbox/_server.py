@@ -114,7 +114,7 @@ def serve() -> int:
                     _kill(by_id.get(request["kill"]))
                     continue
                 request["stage_dir"] = os.path.join(stage, request["id"])
-                pid = _fork_run(request, dict(zip(request["fds"], fds)), control, own_pid_namespace)
+                pid = _fork_run(request, dict(zip(request["fds"], fds)), control, own_pid_namespace, (runners, by_id))
             finally:
                 for received in fds:
                     os.close(received)
@@ -142,8 +142,11 @@ def _kill(pid: int | None) -> None:
             pass
 
 
-def _fork_run(request: dict[str, Any], fds: dict[str, int], control: socket.socket, own_ns: int) -> int | None:
-    """Fork the run's runner as PID 1 of a fresh PID namespace; None (reported) if that fails."""
+def _fork_run(
+    request: dict[str, Any], fds: dict[str, int], control: socket.socket, own_ns: int, others: tuple[dict[Any, Any], ...]
+) -> int | None:
+    """Fork the run's runner as PID 1 of a fresh PID namespace; None (reported) if that fails.
+    The runner forgets ``others`` (the server's records of other runs)."""
     try:
         _check(_libc.unshare(CLONE_NEWPID), "unshare a PID namespace")
         pid = os.fork()
@@ -151,6 +154,8 @@ def _fork_run(request: dict[str, Any], fds: dict[str, int], control: socket.sock
         report(fds["status"], {"setup_error": f"warm sandbox: starting the run: {e}"})
         pid = None
     if pid == 0:
+        for records in others:
+            records.clear()
         try:
             _runner(request, fds, control)
         except BaseException as e:  # noqa: BLE001 (reported to the launcher, whatever it is)

@@ -8,12 +8,13 @@ touches the host's disk), waits for it without reaping it, kills what is
 left, and removes the tree. The tree, per run::
 
     verl-rewards-code-<owner>-XXXX/  0711 root: the program can pass but not list
-      io/                    0755: main.py or main.cpp... (0644); build/: a compiled program's mount point
+      io/                    0755: main.py, main.cpp... (0644)
       work/                  0700, owned by the program's uid: its cwd, HOME, TMPDIR
       stage/                 0700: mount points for the runner's minimal root
 
 With a mount namespace the program sees none of this tree but ``io/``
-(read-only) and an empty, size-limited tmpfs at the path of ``work/``. The
+(read-only), an empty, size-limited tmpfs at the path of ``work/`` and, for
+a compiled language, its compiled program at ``build/`` (read-only). The
 same tree serves a warm server's run (``warm.py``), whose runner is forked
 from the server instead of started by ``unshare``. A
 tree whose owner (``owners.owner_tag``: PID namespace and pid) is gone (a
@@ -114,8 +115,6 @@ def execute_job(
     with _tree(uid) as tree, _cgroup(isolation, limits, own) as cgroup:
         for name, text in job.files.items():
             _write(tree.io_file(name), text, 0o644)
-        if job.artifacts is not None:
-            os.mkdir(tree.io_file("build"), 0o755)  # the mount point of the compiled program
         config = _run_config(isolation, tree, limits, python, uid, cgroup, job, helper_processes)
         started = time.monotonic()
         streams = (launcher or _launch_cold)(config, stdin.encode("utf-8"), limits, python)
@@ -372,7 +371,8 @@ def _run_config(
     # against its process limit; a fresh uid counts the program alone.
     own = (1 if isolation.drop_caps else 0) + helper_processes + job.extra_tasks
     main = tree.io_file("main.py")
-    build = tree.io_file("build") if isolation.mount else job.artifacts
+    # A compiled program is shown at <tree>/build (its mount point is made in the run's own root).
+    build = os.path.join(tree.root, "build") if isolation.mount else job.artifacts
     places = {"io": tree.io, "build": build or ""}
     command = [part.format_map(places) for part in job.command] if job.command else [python, *_PROGRAM_ARGS, main]
     return {
@@ -385,6 +385,7 @@ def _run_config(
         "io": tree.io,
         "main": main,
         "artifacts": job.artifacts if isolation.mount else None,
+        "build": build,
         "command": command,
         # Only a warm server's forked interpreter can run main.py without starting Python.
         "in_process": job.command is None,
