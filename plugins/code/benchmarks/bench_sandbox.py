@@ -11,7 +11,7 @@ tests each, solved in every language (the stdin form). A pool of
 sandbox); a second pool runs the same programs as bare subprocesses with no
 sandbox (``python -I -c program`` for asserts; for stdin the program's own
 command, the same as in the sandbox: ``python -I -c``, the binary, ``java``,
-``node``). The two alternate, round by round, so other load on the machine
+``node``), with the sandbox's environment. The two alternate, round by round, so other load on the machine
 weighs on both alike; the ratio is sandbox throughput over bare throughput.
 Compiled languages are compiled before timing (each worker caches its
 compiles); ``compile`` lines give a fresh compile's time in the sandbox and
@@ -45,6 +45,7 @@ from typing import Any
 import verl_rewards_code
 from verl_rewards_code.code_exec import compute_score
 from verl_rewards_code.sandbox import Limits, Sandbox, languages, warm
+from verl_rewards_code.sandbox.launch import program_env
 
 sys.path.insert(0, str(Path(__file__).parent))
 from problems import ASSERT_PROBLEMS, STDIN_PROBLEMS
@@ -56,10 +57,12 @@ FENCE = {"python": "python", "cpp": "cpp", "java": "java", "javascript": "javasc
 # ---------------------------------------------------------------- the tasks
 
 
-def _warm_worker(cold: bool) -> None:
+def _prepare_worker(cold: bool, tasks: list[tuple[str, str]]) -> None:
+    """Start this worker's sandbox and compile what it will run (each worker has its own cache)."""
     if cold:
         warm.server_for = lambda isolation, python: None  # every run starts a fresh sandbox
-    compute_score("bench", "print(input())", json.dumps({"inputs": ["x\n"], "outputs": ["x\n"]}))
+    for response, truth in tasks:
+        compute_score("bench", response, truth)
 
 
 def sandboxed(response: str, truth: str) -> float:
@@ -67,11 +70,11 @@ def sandboxed(response: str, truth: str) -> float:
     return float(compute_score("bench", response, truth)["score"])
 
 
-def bare(command: list[str], inputs: list[str], outputs: list[str], cwd: str | None = None) -> float:
+def bare(command: list[str], inputs: list[str], outputs: list[str], cwd: str, env: dict[str, str]) -> float:
     """One problem's programs as bare subprocesses: the fraction of tests passed."""
     passed = 0
     for stdin, expected in zip(inputs, outputs):
-        done = subprocess.run(command, input=stdin.encode(), capture_output=True, timeout=120, cwd=cwd)
+        done = subprocess.run(command, input=stdin.encode(), capture_output=True, timeout=120, cwd=cwd, env=env)
         passed += done.returncode == 0 and done.stdout.decode().split() == expected.split()
     return passed / len(inputs)
 
@@ -82,28 +85,32 @@ class Case:
     def __init__(self, form: str, language: str, build: str) -> None:
         self.form, self.language = form, language
         self.sandbox_tasks: list[tuple[str, str]] = []
-        self.bare_tasks: list[tuple[list[str], list[str], list[str], str | None]] = []
+        self.bare_tasks: list[tuple[list[str], list[str], list[str], str, dict[str, str]]] = []
         if form == "asserts":
+            os.makedirs(build)
             for p in ASSERT_PROBLEMS:
                 block = f"{p.check}\ncheck({p.entry_point})\n"
                 self.sandbox_tasks.append((f"```python\n{p.solution}```", json.dumps({"asserts": [block]})))
-                self.bare_tasks.append(([sys.executable, "-I", "-c", p.solution + block], [""], [""], None))
+                command = [sys.executable, "-I", "-c", p.solution + block]
+                self.bare_tasks.append((command, [""], [""], build, program_env(build)))
             self.runs = len(ASSERT_PROBLEMS)
             return
         for p in STDIN_PROBLEMS:
             source = p.solutions[language]
             self.sandbox_tasks.append((f"```{FENCE[language]}\n{source}```",
                                        json.dumps({"inputs": p.inputs, "outputs": p.outputs})))
-            command, cwd = bare_command(language, source, os.path.join(build, p.name))
-            self.bare_tasks.append((command, p.inputs, p.outputs, cwd))
+            command, cwd, env = bare_command(language, source, os.path.join(build, p.name))
+            self.bare_tasks.append((command, p.inputs, p.outputs, cwd, env))
         self.runs = sum(len(p.inputs) for p in STDIN_PROBLEMS)
 
 
-def bare_command(language: str, source: str, where: str) -> tuple[list[str], str | None]:
-    """The command that runs ``source`` bare: the sandbox's own, compiled outside it first."""
-    if language == "python":
-        return [sys.executable, "-I", "-c", source], None
+def bare_command(language: str, source: str, where: str) -> tuple[list[str], str, dict[str, str]]:
+    """The command that runs ``source`` bare (the sandbox's own, compiled outside it first),
+    its working directory and environment (the sandbox's: the host's may slow runtimes down)."""
     io, work = os.path.join(where, "io"), os.path.join(where, "work")
+    if language == "python":
+        os.makedirs(work)
+        return [sys.executable, "-I", "-c", source], work, program_env(work)
     name = languages.source_name(language, source)
     os.makedirs(io)
     os.makedirs(os.path.join(work, "out"))
@@ -115,7 +122,7 @@ def bare_command(language: str, source: str, where: str) -> tuple[list[str], str
         subprocess.run([part.format(io=io) for part in job.command], cwd=work, check=True, capture_output=True)
     job = languages.run_job(language, source, build, Limits(), cgroups=True)
     assert job.command is not None
-    return [part.format(io=io, build=build) for part in job.command], work
+    return [part.format(io=io, build=build) for part in job.command], work, {**program_env(work), **job.env}
 
 
 # ----------------------------------------------------------- the measuring
@@ -129,10 +136,20 @@ def timed(pool: ProcessPoolExecutor, function: Callable[..., float], tasks: list
     return elapsed
 
 
-def measure(case: Case, pools: dict[str, ProcessPoolExecutor], rounds: int, workers: int) -> dict[str, Any]:
-    for name, pool in pools.items():  # warm-up: each worker compiles what it will run, outside the timing
-        for _ in range(workers):
-            timed(pool, sandboxed if name != "bare" else bare, case.sandbox_tasks if name != "bare" else case.bare_tasks)
+def measure(case: Case, rounds: int, workers: int, cold: bool) -> dict[str, Any]:
+    """Throughput per core of each pool on ``case``, the pools interleaved round by round."""
+    pools = {name: ProcessPoolExecutor(workers, initializer=_prepare_worker, initargs=(name == "cold", case.sandbox_tasks))
+             for name in ("warm", *(["cold"] if cold else []))}
+    pools["bare"] = ProcessPoolExecutor(workers)
+    try:
+        return _rounds(case, pools, rounds, workers)
+    finally:
+        for pool in pools.values():
+            pool.shutdown()
+
+
+def _rounds(case: Case, pools: dict[str, ProcessPoolExecutor], rounds: int, workers: int) -> dict[str, Any]:
+    timed(pools["bare"], bare, case.bare_tasks)  # the page cache warm for the bare floor too
     walls: dict[str, list[float]] = {name: [] for name in pools}
     for index in range(rounds):
         order = list(pools) if index % 2 == 0 else list(reversed(pools))
@@ -202,10 +219,6 @@ def main() -> None:
     print(f"isolation: {sandbox.isolation.describe()}")
     print(f"machine: {os.cpu_count()} cores, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the start")
     print(f"{args.workers} workers, {args.rounds} rounds, the sandbox and the bare floor interleaved\n")
-    pools = {"warm": ProcessPoolExecutor(args.workers, initializer=_warm_worker, initargs=(False,)),
-             "bare": ProcessPoolExecutor(args.workers)}
-    if args.cold:
-        pools["cold"] = ProcessPoolExecutor(args.workers, initializer=_warm_worker, initargs=(True,))
     build = tempfile.mkdtemp(prefix="bench-sandbox-")
     header = f"{'form':8s}{'language':11s}{'problems':>9s}{'runs':>6s}  {'sandbox problems/s/core':>24s}{'runs/s/core':>12s}"
     header += f"{'bare problems/s/core':>22s}{'sandbox/bare (median, range)':>31s}"
@@ -215,7 +228,7 @@ def main() -> None:
         for form in args.forms.split(","):
             for language in (["python"] if form == "asserts" else args.languages.split(",")):
                 case = Case(form, language, os.path.join(build, f"{form}-{language}"))
-                found = measure(case, pools, args.rounds, args.workers)
+                found = measure(case, args.rounds, args.workers, args.cold)
                 rate, ratios = found["per_core"], found["ratios"]
                 line = f"{form:8s}{language:11s}{found['problems']:>9d}{found['runs']:>6d}  {rate['warm']:>24.2f}"
                 line += f"{rate['warm'] * found['runs'] / found['problems']:>12.2f}{rate['bare']:>22.2f}"
@@ -228,8 +241,6 @@ def main() -> None:
                 inside, outside = compile_times(language)
                 print(f"compile {language}: {inside:.0f} ms in the sandbox, {outside:.0f} ms bare (median of 3 fresh sources)")
     finally:
-        for pool in pools.values():
-            pool.shutdown()
         shutil.rmtree(build, ignore_errors=True)
     print("\npublished, per core, on their own problem mixes: "
           + ", ".join(f"{name} {value} problems/s" for name, value in PUBLISHED.items()))

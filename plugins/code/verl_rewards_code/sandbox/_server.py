@@ -114,14 +114,14 @@ def serve() -> int:
                     _kill(by_id.get(request["kill"]))
                     continue
                 request["stage_dir"] = os.path.join(stage, request["id"])
-                pid = _fork_run(request, dict(zip(request["fds"], fds)), control, own_pid_namespace, (runners, by_id))
+                started = _fork_run(request, dict(zip(request["fds"], fds)), control, own_pid_namespace, (runners, by_id))
             finally:
                 for received in fds:
                     os.close(received)
-            if pid is not None:
-                pidfd = os.pidfd_open(pid)
-                runners[pidfd] = (pid, request["id"])
-                by_id[request["id"]] = pid
+            if started is not None:
+                pidfd = os.pidfd_open(started)
+                runners[pidfd] = (started, request["id"])
+                by_id[request["id"]] = started
                 poller.register(pidfd, select.POLLIN)
 
 
@@ -243,17 +243,17 @@ def _fresh_interpreter_state(path: str, env: dict[str, str]) -> None:
         sys.path[0] = os.path.dirname(path)
     for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
         old = getattr(sys, f"__{name}__")
+        # open() sizes the buffer from the descriptor, as the interpreter's start does.
         stream = open(fd, mode, encoding=old.encoding, errors=old.errors, newline="\n", closefd=False)
-        stream.buffer.raw.name = f"<{name}>"
+        stream.buffer.raw.name = f"<{name}>"  # type: ignore[attr-defined]
         if name == "stderr":
-            stream.reconfigure(line_buffering=True)
+            stream.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
     main = types.ModuleType("__main__")
-    main.__file__ = path
-    main.__cached__ = None
-    main.__builtins__ = builtins
-    main.__loader__ = SourceFileLoader("__main__", path)
+    main.__dict__.update(
+        __file__=path, __cached__=None, __builtins__=builtins, __loader__=SourceFileLoader("__main__", path)
+    )
     sys.modules["__main__"] = main
 
 
@@ -272,7 +272,7 @@ def _finalize(status: int) -> int:
     threading = sys.modules.get("threading")
     if threading is not None:
         try:
-            threading._shutdown()  # type: ignore[attr-defined]
+            threading._shutdown()
         except BaseException:  # noqa: BLE001
             pass
     atexit._run_exitfuncs()

@@ -274,7 +274,8 @@ def java_classes(source: str) -> tuple[str, str]:
     are skipped."""
     public = first_main = current = None
     package: list[str] = []
-    depth, previous, statement = 0, "", []
+    depth, previous = 0, ""
+    statement: list[str] = []
     for token in _JAVA_TOKENS.findall(_strip_java(source)):
         if token in "{};":
             if depth == 0 and statement[:1] == ["package"]:

@@ -234,14 +234,15 @@ def pump(
     deadline = time.monotonic() + limits.timeout_s + STARTUP_GRACE_S
     names = ("stdout", "stderr", "log", "status", "artifact")
     readers = {pipes.ours[name]: name for name in names if name in pipes.ours}
-    writer: int | None = pipes.ours["stdin"]
-    os.set_blocking(writer, False)
+    stdin_fd = pipes.ours["stdin"]
+    writer: int | None = stdin_fd
+    os.set_blocking(stdin_fd, False)
     pending = memoryview(stdin)
     # poll, not select: a worker may hold more than FD_SETSIZE (1024) descriptors.
     poller = select.poll()
     for fd in [*readers, *([exit_fd] if exit_fd is not None else [])]:
         poller.register(fd, select.POLLIN)
-    poller.register(writer, select.POLLOUT)
+    poller.register(stdin_fd, select.POLLOUT)
     try:
         while True:
             if writer is not None and not pending:
@@ -392,7 +393,7 @@ def _run_config(
         "collect": job.collect,
         "artifact_bytes": job.artifact_bytes,
         "merge_stderr": job.merge_stderr,
-        "env": {**_program_env(tree.work), **job.env},
+        "env": {**program_env(tree.work), **job.env},
         "mount": isolation.mount,
         "binds": [*isolation.binds, *job.binds],
         "disk_bytes": limits.disk_mb * MIB,
@@ -409,7 +410,7 @@ def _run_config(
     }
 
 
-def _program_env(workdir: str) -> dict[str, str]:
+def program_env(workdir: str) -> dict[str, str]:
     """A scrubbed environment: nothing of the caller's leaks into the program."""
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -526,8 +527,8 @@ def _store_artifacts(streams: Streams, job: Job) -> str | None:
     while at < len(data):
         end = data.find(b"\n", at)
         try:
-            header = json.loads(data[at:end]) if end != -1 else None
-            path, size, mode = header["path"], int(header["size"]), int(header["mode"])
+            header = json.loads(data[at:end] if end != -1 else b"")
+            path, size, mode = str(header["path"]), int(header["size"]), int(header["mode"])
         except (TypeError, KeyError, ValueError):
             return "the compiler's output arrived damaged"
         parts = path.split("/")
