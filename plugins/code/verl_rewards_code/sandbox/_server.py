@@ -93,34 +93,40 @@ def serve() -> int:
     set_title("verl-rewards-code warm sandbox server")
     poller = select.poll()
     poller.register(control, select.POLLIN)
-    runners: dict[int, tuple[int, str]] = {}  # pidfd -> (pid, run id)
+    runners: dict[int, tuple[int, str, int | None]] = {}  # pidfd -> (pid, run id, its "reaped" pipe)
     by_id: dict[str, int] = {}
     while True:
         for fd, _ in poller.poll():
             if fd in runners:
-                pid, run_id = runners.pop(fd)
+                pid, run_id, reaped = runners.pop(fd)
                 poller.unregister(fd)
                 os.close(fd)
                 os.waitpid(pid, 0)
                 by_id.pop(run_id, None)
                 _remove_stage(os.path.join(stage, run_id))
+                if reaped is not None:
+                    os.close(reaped)  # tells the launcher the run's last process is gone
                 continue
             message, fds, _flags, _address = socket.recv_fds(control, 1 << 20, _MAX_FDS)
             if not message:
                 return 0  # the launcher is gone
+            reaped = started = None
             try:
                 request = json.loads(message)
+                named = dict(zip(request.get("fds", ()), fds))
+                reaped = named.pop("reaped", None)
                 if "kill" in request:
                     _kill(by_id.get(request["kill"]))
                     continue
                 request["stage_dir"] = os.path.join(stage, request["id"])
-                started = _fork_run(request, dict(zip(request["fds"], fds)), control, own_pid_namespace, (runners, by_id))
+                started = _fork_run(request, named, control, own_pid_namespace, (runners, by_id))
             finally:
                 for received in fds:
-                    os.close(received)
+                    if received != reaped or started is None:
+                        os.close(received)
             if started is not None:
                 pidfd = os.pidfd_open(started)
-                runners[pidfd] = (started, request["id"])
+                runners[pidfd] = (started, request["id"], reaped)
                 by_id[request["id"]] = started
                 poller.register(pidfd, select.POLLIN)
 

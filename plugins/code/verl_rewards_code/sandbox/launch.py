@@ -112,7 +112,8 @@ def execute_job(
     fresh ``unshare`` runner, the cold path) starts it and pumps its pipes."""
     uid = random.SystemRandom().randrange(*_UID_RANGE) if isolation.fresh_uid else None
     own = 1 + helper_processes + job.extra_tasks  # the runner, the harness's helpers, a runtime's threads
-    with _tree(uid) as tree, _cgroup(isolation, limits, own) as cgroup:
+    cold = launcher is None
+    with _tree(uid, work=not isolation.mount, stage=cold) as tree, _cgroup(isolation, limits, own) as cgroup:
         for name, text in job.files.items():
             _write(tree.io_file(name), text, 0o644)
         config = _run_config(isolation, tree, limits, python, uid, cgroup, job, helper_processes)
@@ -158,10 +159,10 @@ class Pipes:
 
     NAMES = ("stdin", "stdout", "log", "stderr", "status", "lifeline")
 
-    def __init__(self, artifact: bool) -> None:
+    def __init__(self, artifact: bool, reaped: bool = False) -> None:
         self.ours: dict[str, int] = {}
         self.theirs: dict[str, int] = {}
-        for name in (*self.NAMES, *(["artifact"] if artifact else [])):
+        for name in (*self.NAMES, *(["artifact"] if artifact else []), *(["reaped"] if reaped else [])):
             read_end, write_end = os.pipe()
             # The run reads stdin and the lifeline; it writes everything else.
             mine, its = (write_end, read_end) if name in ("stdin", "lifeline") else (read_end, write_end)
@@ -230,7 +231,8 @@ def pump(
     passes, or the output passes ``max_output_bytes`` (then stop early). The
     run has ended when ``exit_fd`` (a pidfd) is readable, when ``exited()``
     says so (polled), or, with neither, when its status pipe closes (its
-    runner, the only holder, exited). Closes every pipe but the lifeline."""
+    runner, the only holder, exited). Closes every pipe but the lifeline
+    (and ``reaped``)."""
     deadline = time.monotonic() + limits.timeout_s + STARTUP_GRACE_S
     names = ("stdout", "stderr", "log", "status", "artifact")
     readers = {pipes.ours[name]: name for name in names if name in pipes.ours}
@@ -279,7 +281,7 @@ def pump(
     finally:
         for fd in [*readers, *([writer] if writer is not None else []), *([exit_fd] if exit_fd is not None else [])]:
             os.close(fd)
-        pipes.ours = {k: v for k, v in pipes.ours.items() if k == "lifeline"}
+        pipes.ours = {k: v for k, v in pipes.ours.items() if k in ("lifeline", "reaped")}
 
 
 def _read_into(fd: int, readers: dict[int, str], streams: Streams, limits: Limits) -> bool:
@@ -572,15 +574,18 @@ def remove_stale_trees() -> None:
 
 
 @contextmanager
-def _tree(uid: int | None) -> Iterator[_Tree]:
+def _tree(uid: int | None, work: bool = True, stage: bool = True) -> Iterator[_Tree]:
+    """A run's tree; ``work`` (the working directory on the host's disk: without a
+    mount namespace) and ``stage`` (the cold runner's mount points) only when used."""
     root = tempfile.mkdtemp(prefix=f"{TREE_PREFIX}{owner_tag()}-")
     try:
         tree = _Tree(root, *(os.path.join(root, name) for name in ("io", "work", "stage")))
         os.chmod(root, 0o711)
-        for path, mode in ((tree.io, 0o755), (tree.work, 0o700), (tree.stage, 0o700)):
-            os.mkdir(path)
-            os.chmod(path, mode)
-        if uid is not None:
+        for path, mode, wanted in ((tree.io, 0o755, True), (tree.work, 0o700, work), (tree.stage, 0o700, stage)):
+            if wanted:
+                os.mkdir(path)
+                os.chmod(path, mode)
+        if uid is not None and work:
             os.chown(tree.work, uid, uid)
         yield tree
     finally:

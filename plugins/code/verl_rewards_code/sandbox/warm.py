@@ -187,7 +187,7 @@ class WarmServer:
 
     def launch(self, config: dict[str, Any], stdin: bytes, limits: Limits, python: str) -> Streams:
         """Start one run on the server and pump its pipes (a :class:`launch.Launcher`)."""
-        pipes = Pipes(artifact=bool(config["collect"]))
+        pipes = Pipes(artifact=bool(config["collect"]), reaped=True)
         run_id = uuid.uuid4().hex
         names = list(pipes.theirs)
         request = {**config, "id": run_id, "fds": names}
@@ -205,8 +205,14 @@ class WarmServer:
             pump(pipes, stdin, limits, streams, exit_fd=None, exited=None)
         finally:
             pipes.close_ours(("lifeline",))  # the runner exits at once, and its PID namespace with it
-        if not streams.exited:
-            self._kill(run_id, generation)
+        try:
+            if not streams.exited:
+                self._kill(run_id, generation)
+            # The server closes its end once it reaped the runner: the run's
+            # cgroup is then empty, and its removal does not wait.
+            _wait_closed(pipes.ours["reaped"], STOP_GRACE_S)
+        finally:
+            pipes.close_ours(("reaped",))
         if not _ended(streams) and not self.alive():
             self.restart(generation)
             raise ServerGone("the warm server died during the run")
@@ -219,6 +225,16 @@ class WarmServer:
                 self.send({"kill": run_id}, [])
         except ServerGone:
             pass
+
+
+def _wait_closed(fd: int, timeout_s: float) -> None:
+    """Wait until the write end of pipe ``fd`` is closed everywhere (or ``timeout_s`` passes)."""
+    deadline = time.monotonic() + timeout_s
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while (left := deadline - time.monotonic()) > 0:
+        if poller.poll(left * 1000) and not os.read(fd, 4096):
+            return
 
 
 def _ended(streams: Streams) -> bool:
