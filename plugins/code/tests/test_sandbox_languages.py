@@ -94,3 +94,26 @@ def test_every_fault_ends_inside_the_sandbox_in_every_language(
     assert not os.path.exists("/escape")
     # Every process of every run (the fork bomb's too) was killed and its cgroup removed.
     assert run_cgroups_of_this_process() == []
+
+
+JUDGE_FILES = {"input.txt": "1 2\n", "answer.txt": "3\n"}
+JUDGE_ARGS = ("{io}/input.txt", "{io}/answer.txt")
+
+
+def test_a_program_gets_read_only_files_named_on_its_command_line(programs: dict[str, tuple[Sandbox, str]]) -> None:
+    # How a special judge (a testlib checker: checker input output answer) is run.
+    sandbox, source = programs["cpp"]
+    compiled = sandbox.run(source, "", ENDING, files=JUDGE_FILES, args=JUDGE_ARGS)
+    assert (compiled.ok, compiled.stdout) == (True, "1 2\n3\n"), compiled
+    reader = """
+import errno, sys
+print("".join(open(path).read() for path in sys.argv[1:]), end="")
+try:
+    open(sys.argv[1], "w")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+"""
+    python = Sandbox.resolve().run(reader, "", ENDING, files=JUDGE_FILES, args=JUDGE_ARGS)
+    assert (python.ok, python.stdout) == (True, "1 2\n3\nEROFS\n"), python
+    with pytest.raises(ValueError, match="a run's extra file must be a plain name"):
+        Sandbox.resolve().run(reader, "", ENDING, files={"../escape": "x"})

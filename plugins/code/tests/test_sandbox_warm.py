@@ -169,6 +169,8 @@ FRESH_INTERPRETER = [
     "import atexit, threading, time\natexit.register(print, 'at exit')\n"
     "threading.Thread(target=lambda: (time.sleep(0.2), print('thread done'))).start()\nprint('main done')",
     "import os\nos._exit(4)",
+    # The forked interpreter's own exit must not depend on what the program rebinds.
+    "import os, sys\nos._exit = sys.exit = lambda *args: None\nprint('rebound')",
 ]
 
 

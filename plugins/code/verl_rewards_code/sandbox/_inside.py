@@ -60,6 +60,8 @@ _KEPT_FLAGS = {
 }
 
 _libc = ctypes.CDLL(None, use_errno=True)
+# Bound once: a Python program run in a forked process may rebind os._exit.
+_exit = os._exit
 
 
 class SetupError(Exception):
@@ -432,8 +434,10 @@ def run_and_report(cfg: dict[str, Any], start: Any) -> int:
     runner_pid = os.getpid()
     child = os.fork()
     if child == 0:
-        start(cfg, runner_pid)
-        os._exit(127)
+        try:
+            start(cfg, runner_pid)
+        finally:
+            _exit(127)  # whatever happened in the program's process, it never returns into the runner's code
     status, usage = wait_for(child, cfg["lifeline_fd"])
     record = outcome(status, usage)
     if cfg["collect"] and record.get("exit") == 0:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # at run time these come from _inside.py, put in front of thi
         PR_SET_DUMPABLE,
         SetupError,
         _check,
+        _exit,
         _libc,
         _mount,
         _prctl,
@@ -160,13 +161,17 @@ def _fork_run(
         report(fds["status"], {"setup_error": f"warm sandbox: starting the run: {e}"})
         pid = None
     if pid == 0:
-        for records in others:
-            records.clear()
         try:
+            for records in others:
+                records.clear()
             _runner(request, fds, control)
         except BaseException as e:  # noqa: BLE001 (reported to the launcher, whatever it is)
-            report(fds["status"], {"setup_error": f"warm sandbox runner: {type(e).__name__}: {e}"})
-        os._exit(1)
+            try:
+                report(fds["status"], {"setup_error": f"warm sandbox runner: {type(e).__name__}: {e}"})
+            except OSError:
+                pass
+        finally:
+            _exit(1)  # a run's processes never return into the server's loop
     # The next child of the server must not be PID 1 of this run's namespace
     # (nor can the server unshare again before it returns to its own).
     _check(_libc.setns(own_ns, CLONE_NEWPID), "return to the server's PID namespace")
@@ -189,7 +194,7 @@ def _runner(cfg: dict[str, Any], fds: dict[str, int], control: socket.socket) ->
         join_cgroups(cfg["cgroup_procs"])
     except OSError as e:
         report(status, {"setup_error": f"joining the run's cgroup: {e}"})
-        os._exit(0)
+        _exit(0)
     try:
         _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET), "unshare mount, IPC and network namespaces")
         _mount(None, "/", None, MS_REC | MS_PRIVATE, None)  # the server's mounts follow the host's; the run's do not
@@ -198,8 +203,8 @@ def _runner(cfg: dict[str, Any], fds: dict[str, int], control: socket.socket) ->
         _prctl(PR_SET_DUMPABLE, 0)
     except (OSError, SetupError) as e:
         report(status, {"setup_error": f"mount namespace: {e}"})
-        os._exit(0)
-    os._exit(run_and_report(cfg, _start_python if cfg["in_process"] else start_program))
+        _exit(0)
+    _exit(run_and_report(cfg, _start_python if cfg["in_process"] else start_program))
 
 
 def _start_python(cfg: dict[str, Any], runner_pid: int) -> None:
@@ -208,14 +213,14 @@ def _start_python(cfg: dict[str, Any], runner_pid: int) -> None:
         enter_program(cfg, runner_pid)
     except (OSError, SetupError) as e:
         report(cfg["status_fd"], {"setup_error": f"starting the program: {e}"})
-        os._exit(127)
-    os._exit(_run_main(cfg["main"], cfg["env"]))
+        _exit(127)
+    _exit(_run_main(cfg["main"], cfg["args"], cfg["env"]))
 
 
-def _run_main(path: str, env: dict[str, str]) -> int:
-    """Run ``path`` as ``python -I -B -X utf8 path`` would; the exit status."""
+def _run_main(path: str, args: list[str], env: dict[str, str]) -> int:
+    """Run ``path`` as ``python -I -B -X utf8 path *args`` would; the exit status."""
     _prctl(PR_SET_DUMPABLE, 1)  # as an executed program is
-    _fresh_interpreter_state(path, env)
+    _fresh_interpreter_state(path, args, env)
     main = sys.modules["__main__"]
     interrupted = False
     try:
@@ -239,12 +244,12 @@ def _run_main(path: str, env: dict[str, str]) -> int:
     return status
 
 
-def _fresh_interpreter_state(path: str, env: dict[str, str]) -> None:
-    """What a fresh ``python path`` has: its argv, environment, standard streams and ``__main__``."""
+def _fresh_interpreter_state(path: str, args: list[str], env: dict[str, str]) -> None:
+    """What a fresh ``python path *args`` has: its argv, environment, standard streams and ``__main__``."""
     os.environ.clear()
     os.environ.update(env)
-    sys.argv = [path]
-    sys.orig_argv = [sys.executable, "-I", "-B", "-X", "utf8", path]
+    sys.argv = [path, *args]
+    sys.orig_argv = [sys.executable, "-I", "-B", "-X", "utf8", path, *args]
     if not getattr(sys.flags, "safe_path", False):  # Python 3.10: -I does not imply -P
         sys.path[0] = os.path.dirname(path)
     for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):

@@ -377,7 +377,9 @@ def _run_config(
     # A compiled program is shown at <tree>/build (its mount point is made in the run's own root).
     build = os.path.join(tree.root, "build") if isolation.mount else job.artifacts
     places = {"io": tree.io, "build": build or ""}
+    args = [part.format_map(places) for part in job.args]
     command = [part.format_map(places) for part in job.command] if job.command else [python, *_PROGRAM_ARGS, main]
+    command += args
     return {
         "isolation_command": list(isolation.command),
         "tree_root": tree.root,
@@ -390,6 +392,7 @@ def _run_config(
         "artifacts": job.artifacts if isolation.mount else None,
         "build": build,
         "command": command,
+        "args": args,
         # Only a warm server's forked interpreter can run main.py without starting Python.
         "in_process": job.command is None,
         "collect": job.collect,

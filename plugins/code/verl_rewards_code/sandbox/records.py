@@ -6,7 +6,7 @@ import math
 import os
 import resource
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 MIB = 1024 * 1024
@@ -127,6 +127,7 @@ class Job:
     compiled program). ``collect`` names a directory the command writes in its
     working directory (a compiler's output), sent out of the sandbox into
     ``collect_into`` (at most ``artifact_bytes``) after it exited 0.
+    ``args`` follow the command (``{io}`` allowed: files of ``files``).
     ``binds`` are host paths the command needs (a toolchain), shown read-only;
     ``extra_tasks`` the threads its runtime starts for itself (the JVM's),
     allowed on top of ``max_processes``; ``address_space_mb`` as for
@@ -136,6 +137,7 @@ class Job:
 
     files: Mapping[str, str]
     command: tuple[str, ...] | None = None
+    args: tuple[str, ...] = ()
     artifacts: str | None = None
     collect: str | None = None
     collect_into: str | None = None
@@ -150,6 +152,14 @@ class Job:
     def python(cls, source: str) -> Job:
         """Python ``source`` as ``main.py``."""
         return cls({"main.py": source})
+
+    def with_inputs(self, files: Mapping[str, str], args: tuple[str, ...]) -> Job:
+        """This job with more read-only ``files`` in ``io/`` and ``args`` for its program
+        (a special judge's ``input output answer``)."""
+        for name in files:
+            if not name or "/" in name or name in (".", "..", "build") or name in self.files:
+                raise ValueError(f"a run's extra file must be a plain name other than the program's, not {name!r}")
+        return replace(self, files={**self.files, **files}, args=(*self.args, *args))
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
@@ -50,28 +51,40 @@ class Sandbox:
         return dataclasses.replace(self, language=language, compile_limits=compile_limits or self.compile_limits)
 
     def run(
-        self, source: str, stdin: str = "", limits: Limits | None = None, *, helper_processes: int = 0
+        self,
+        source: str,
+        stdin: str = "",
+        limits: Limits | None = None,
+        *,
+        helper_processes: int = 0,
+        files: Mapping[str, str] | None = None,
+        args: Sequence[str] = (),
     ) -> RunResult:
         """Run ``source`` (in :attr:`language`) once with ``stdin``, under ``limits``.
 
         ``helper_processes`` are processes ``source`` starts for its own
         machinery (the assert harness's program process) on top of
-        ``limits.max_processes``. The program's faults (exceptions, signals,
+        ``limits.max_processes``. ``files`` (name: text) are shown read-only
+        next to the program, and ``args`` passed to it, where ``{io}`` is their
+        directory: a testlib checker gets ``files={"input.txt": ...,
+        "output.txt": ..., "answer.txt": ...}`` and ``args=("{io}/input.txt",
+        "{io}/output.txt", "{io}/answer.txt")``. The program's faults (exceptions, signals,
         limits, timeouts) come back in the :class:`RunResult`; a program that
         does not compile comes back with ``compile_error`` set (compiling once
         per source per worker: see :meth:`compile`).
         """
         limits = limits or Limits()
+        extra, arguments = dict(files or {}), tuple(args)
         if self.language == "python":
-            return self.execute(Job.python(source), stdin, limits, helper_processes)
+            return self.execute(Job.python(source).with_inputs(extra, arguments), stdin, limits, helper_processes)
         cgroups = self.isolation.cgroups is not None
         if self.language not in languages.COMPILED:
-            job = languages.run_job(self.language, source, None, limits, cgroups)
+            job = languages.run_job(self.language, source, None, limits, cgroups).with_inputs(extra, arguments)
             return _runtime_out_of_memory(self.execute(job, stdin, limits, helper_processes), self.language)
         with self._compiled(source) as program:
             if program.error is not None:
                 return RunResult(stdout="", stderr=program.error, compile_error=program.error)
-            job = languages.run_job(self.language, source, program.build, limits, cgroups)
+            job = languages.run_job(self.language, source, program.build, limits, cgroups).with_inputs(extra, arguments)
             result = self.execute(job, stdin, limits, helper_processes)
         return _runtime_out_of_memory(result, self.language)
 

@@ -1,5 +1,6 @@
 // The first word of stdin chooses what this program does (sandbox fault tests);
-// without a mode word it prints the sum of the integers on stdin.
+// without a mode word it prints the sum of the integers on stdin. With
+// arguments, it prints the files they name (as a testlib checker reads them).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -12,7 +13,11 @@
 #include <string>
 #include <vector>
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc > 1) {
+        for (int i = 1; i < argc; ++i) std::cout << std::ifstream(argv[i]).rdbuf();
+        return 0;
+    }
     std::vector<std::string> words;
     for (std::string word; std::cin >> word;) words.push_back(word);
     const std::string mode = words.empty() ? "" : words[0];
