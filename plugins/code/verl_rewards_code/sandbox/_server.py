@@ -55,7 +55,6 @@ if TYPE_CHECKING:  # at run time these come from _inside.py, put in front of thi
         build_root,
         close_all_but,
         enter_program,
-        join_cgroups,
         limit_sysv_shm,
         pivot,
         report,
@@ -191,7 +190,7 @@ def _runner(cfg: dict[str, Any], fds: dict[str, int], control: socket.socket) ->
     status = cfg["status_fd"]
     os.mkdir(cfg["stage_dir"], 0o700)
     try:
-        join_cgroups(cfg["cgroup_procs"])
+        joiner = _join_cgroups_meanwhile(cfg["cgroup_procs"])
     except OSError as e:
         report(status, {"setup_error": f"joining the run's cgroup: {e}"})
         _exit(0)
@@ -204,7 +203,31 @@ def _runner(cfg: dict[str, Any], fds: dict[str, int], control: socket.socket) ->
     except (OSError, SetupError) as e:
         report(status, {"setup_error": f"mount namespace: {e}"})
         _exit(0)
+    if joiner is not None and os.waitpid(joiner, 0)[1] != 0:
+        report(status, {"setup_error": "joining the run's cgroup failed"})
+        _exit(0)
     _exit(run_and_report(cfg, _start_python if cfg["in_process"] else start_program))
+
+
+def _join_cgroups_meanwhile(procs_files: list[str]) -> int | None:
+    """Move this runner (PID 1 of its namespace) into the run's cgroups from a child,
+    while the runner builds its root: a cgroup v1 move waits for an RCU grace
+    period (10-15 ms here). The runner waits for the child before it forks the
+    program, which so starts inside. The child stays in the server's mount
+    namespace (it was forked before the runner left it) and cgroup."""
+    if not procs_files:
+        return None
+    child = os.fork()
+    if child == 0:
+        joined = 1
+        try:
+            for path in procs_files:
+                with open(path, "w") as f:
+                    f.write("1")  # PID 1 of this namespace: the runner
+            joined = 0
+        finally:
+            _exit(joined)
+    return child
 
 
 def _start_python(cfg: dict[str, Any], runner_pid: int) -> None:
