@@ -202,10 +202,10 @@ class WarmServer:
         pipes.close_theirs()
         streams = Streams(artifact_cap=config["artifact_bytes"])
         try:
-            pump(pipes, stdin, limits, streams, exit_fd=None, exited=None)
-        finally:
-            pipes.close_ours(("lifeline",))  # the runner exits at once, and its PID namespace with it
-        try:
+            try:
+                pump(pipes, stdin, limits, streams, exit_fd=None, exited=None)
+            finally:
+                pipes.close_ours(("lifeline",))  # the runner exits at once, and its PID namespace with it
             if not streams.exited:
                 self._kill(run_id, generation)
             # The server closes its end once it reaped the runner: the run's
