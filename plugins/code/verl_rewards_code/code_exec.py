@@ -104,13 +104,13 @@ def compute_score(
         max_processes=max_processes,
         disk_mb=disk_mb,
     )
-    problem = parse_problem(ground_truth)
     if compare not in ("tokens", "prime_code"):
         raise ValueError(f"compare must be 'tokens' or 'prime_code', not {compare!r}")
     code, lang, sandbox = program_for(
         solution_str, ground_truth, language=language, isolation=isolation, python=python,
         compile_timeout_s=compile_timeout_s, compile_memory_mb=compile_memory_mb,
     )
+    problem = parse_problem(ground_truth)
     judge = Judge(code, sandbox, limits, problem.checker, checker_timeout_s, compare)
     deadline = started + _budget_s(time_budget_s, judge)
     compile_error = _compile(judge, deadline)
