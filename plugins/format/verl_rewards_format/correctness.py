@@ -44,6 +44,7 @@ def math_verify_verdict(response: str, gold: str) -> Verdict:
     and off in other threads, where the reward's own ``timeout_s`` bounds a call.
     """
     parse, verify, gold_config, answer_config = _math_verify()
+    _quiet_equations_warning()
     timeout = MATH_VERIFY_TIMEOUT_S if threading.current_thread() is threading.main_thread() else None
     gold_parsed = parse(gold, extraction_mode="first_match", extraction_config=gold_config,
                         parsing_timeout=timeout)
@@ -62,13 +63,24 @@ class _DropDeprecatedEquations(logging.Filter):
         return not record.getMessage().startswith("equations=True in NormalizationConfig is deprecated")
 
 
+_DROP_EQUATIONS = _DropDeprecatedEquations()
+
+
+def _quiet_equations_warning() -> None:
+    """Put the filter on the module's own logger, checked on each call: a host that resets or
+    swaps logging's loggers (several do) would otherwise bring the warning back."""
+    from latex2sympy2_extended import math_normalization
+
+    logger = getattr(math_normalization, "logger", None)
+    if isinstance(logger, logging.Logger) and _DROP_EQUATIONS not in logger.filters:
+        logger.addFilter(_DROP_EQUATIONS)
+
+
 @functools.cache
 def _math_verify() -> tuple[Any, Any, list[Any], list[Any]]:
     """math-verify's functions and open-r1's extraction configs, imported on first use (~1.3 s)."""
     from latex2sympy2_extended import NormalizationConfig
     from math_verify import LatexExtractionConfig, parse, verify
-
-    logging.getLogger("latex2sympy2_extended.math_normalization").addFilter(_DropDeprecatedEquations())
 
     normalization = NormalizationConfig(nits=False, malformed_operators=False, basic_latex=True,
                                         equations=True, boxed=True, units=True)

@@ -49,14 +49,15 @@ def _half_cosine(length: int, max_len: int) -> float:
     tags=("format", "length", "open-r1"),
     kind="math",
     examples=[
-        # open-r1's own cases (tests/test_rewards.py, max_len 100): 0.943, 0.547, -0.942, -0.547
+        # open-r1's own cases (tests/test_rewards.py, max_len 100): 0.943, 0.547, -0.942, -0.547;
+        # padded with dots, not open-r1's spaces, which some hosts strip (verifiers' last_reply)
         Example(solution_str=_RIGHT, ground_truth=_GOLD, expected=0.5 + 0.5 * _half_cosine(22, 100),
                 kwargs={"max_len": 100}),
-        Example(solution_str=_RIGHT + " " * 58, ground_truth=_GOLD, expected=0.5 + 0.5 * _half_cosine(80, 100),
+        Example(solution_str=_RIGHT + "." * 58, ground_truth=_GOLD, expected=0.5 + 0.5 * _half_cosine(80, 100),
                 kwargs={"max_len": 100}),
         Example(solution_str=_WRONG, ground_truth=_GOLD, expected=-0.5 - 0.5 * _half_cosine(22, 100),
                 kwargs={"max_len": 100}),
-        Example(solution_str=_WRONG + " " * 58, ground_truth=_GOLD, expected=-0.5 - 0.5 * _half_cosine(80, 100),
+        Example(solution_str=_WRONG + "." * 58, ground_truth=_GOLD, expected=-0.5 - 0.5 * _half_cosine(80, 100),
                 kwargs={"max_len": 100}),
         Example(solution_str=f"So the answer is {_RIGHT}.", ground_truth=_GOLD,
                 expected=0.5 + 0.5 * _half_cosine(40, 1000)),
