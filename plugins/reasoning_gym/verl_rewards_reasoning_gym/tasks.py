@@ -5,7 +5,8 @@ A scorer is the task's dataset object's bound ``score_answer``, as
 config), so tasks whose scoring reads the config or data loaded at
 construction score as the dataset that generated the entry. Building one
 loads the task's data files (up to ~2 s, ``arc_agi``); it never generates an
-item.
+item. Nine tasks' scorers would run the answer as code: ``guard`` rebuilds
+them so that they cannot.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from reasoning_gym.factory import DATASETS
+
+from .guard import guarded
 
 Scorer = Callable[[Any, dict[str, Any]], Any]
 
@@ -75,7 +78,7 @@ def _build(task: str, config: Mapping[str, Any]) -> Scorer:
     except TypeError as e:
         fields = ", ".join(f.name for f in dataclasses.fields(config_cls))
         raise ValueError(f"configs[{task!r}]: {e}; {config_cls.__name__} fields: {fields}") from e
-    score: Scorer = dataset_cls(config=built).score_answer
+    score: Scorer = guarded(task, dataset_cls(config=built).score_answer)
     return score
 
 
