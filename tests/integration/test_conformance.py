@@ -17,7 +17,10 @@ ALL_HOSTS = {h.name for h in HOSTS}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("plugin", ["gsm8k", "math_boxed", "think_answer_format", "code_exec", "ifeval", "verl_default"])
+@pytest.mark.parametrize("plugin", [
+    "gsm8k", "math_boxed", "think_answer_format", "code_exec", "ifeval", "verl_default",
+    "qa_em", "qa_f1", "reasoning_gym", "cosine_length", "repetition_penalty", "tag_count", "reasoning_steps",
+])
 def test_a_first_party_plugin_scores_the_same_in_every_host(plugin):
     report = assert_conformant(plugin, probe_timeout_s=1.0)
     assert set(report.hosts) == ALL_HOSTS  # every host is a test dependency: none skipped

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from verl_rewards_code.extract import CodeBlock, code_blocks, extract_code
+from verl_rewards_code.extract import CodeBlock, code_blocks, extract_code, extract_program
 
 
 @pytest.mark.parametrize(
@@ -50,3 +50,33 @@ def test_a_fence_without_a_header_line_opens_no_block() -> None:
     assert code_blocks("text ``` no newline after") == []
     assert code_blocks("```\n```") == [CodeBlock("", "")]
     assert code_blocks("```python x ``` y\nbody``` tail") == [CodeBlock("python", "body")]
+
+
+@pytest.mark.parametrize(
+    ("response", "language", "expected"),
+    [
+        ("```cpp\nA\n```", None, ("A\n", "cpp")),
+        ("```C++\nA\n```", None, ("A\n", "cpp")),
+        ("```rs\nA\n```", None, ("A\n", "rust")),
+        ("```js\nA\n```", None, ("A\n", "javascript")),
+        ("```Java\nA\n```", None, ("A\n", "java")),
+        ("```python\nP\n```\nIn C++:\n```cpp\nC\n```", None, ("C\n", "cpp")),
+        ("```cpp\nC\n```\nOutput:\n```text\n3\n```\n```\n3\n```", None, ("C\n", "cpp")),
+        ("```\nU\n```", None, ("U\n", "python")),
+        ("```bash\nB\n```", None, ("B\n", "python")),
+        ("```python\nP\n```\n```\nU\n```", "cpp", ("U\n", "cpp")),
+        ("```cpp\nA\n```\n```python\nB\n```", "c++", ("A\n", "cpp")),
+        ("```python\nP\n```", "rust", ("P\n", "rust")),
+        ("no fences", "rust", ("no fences", "rust")),
+        ("no fences", None, ("no fences", "python")),
+    ],
+)
+def test_extract_program_takes_the_last_block_of_a_language_it_runs(
+    response: str, language: str | None, expected: tuple[str, str]
+) -> None:
+    assert extract_program(response, language) == expected
+
+
+def test_an_unknown_language_is_an_error_naming_the_ones_it_runs() -> None:
+    with pytest.raises(ValueError, match="unknown language 'cobol'; code_exec runs python, cpp, java, javascript, rust"):
+        extract_program("```\nx\n```", "cobol")

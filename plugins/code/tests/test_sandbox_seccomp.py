@@ -1,8 +1,9 @@
-"""The seccomp filter: vsock (not network-namespaced) and io_uring refused, everything else allowed."""
+"""The seccomp filter: vsock (not network-namespaced), io_uring and new user namespaces refused, everything else allowed."""
 
 from __future__ import annotations
 
 import errno
+import platform
 import sys
 import textwrap
 
@@ -49,3 +50,39 @@ def test_a_program_cannot_open_a_vsock_socket_nor_an_io_uring() -> None:
     assert result.ok, result.stderr
     assert result.stdout.split() == ["EAFNOSUPPORT", "EAFNOSUPPORT", "-1", "ENOSYS", "ok"]
     assert errno.EAFNOSUPPORT == 97
+
+
+NEW_USER_NAMESPACE = """
+    import ctypes, errno, os, threading
+    libc = ctypes.CDLL(None, use_errno=True)
+    CLONE_NEWUSER, CLONE_FS, SIGCHLD = 0x10000000, 0x200, 17
+    def call(number, *args):
+        ctypes.set_errno(0)
+        done = libc.syscall(number, *args) != -1
+        return "ok" if done else errno.errorcode[ctypes.get_errno()]
+    # CLONE_FS makes clone refuse (EINVAL) before it would create anything: only the filter's answer differs.
+    arguments = (ctypes.c_uint64 * 11)(CLONE_NEWUSER | CLONE_FS)
+    print(call({unshare}, CLONE_NEWUSER))
+    print(call({clone}, CLONE_NEWUSER | CLONE_FS | SIGCHLD, 0, 0, 0, 0))
+    print(call(435, arguments, 88))  # clone3
+    thread = threading.Thread(target=print, args=("a thread starts",))  # glibc falls back from clone3 to clone
+    thread.start()
+    thread.join()
+    child = os.fork()
+    if child == 0:
+        os._exit(7)
+    print(os.waitpid(child, 0)[1] >> 8)
+    """
+
+
+def test_a_program_cannot_create_a_user_namespace() -> None:
+    # Issue 26 item 16: unshare(CLONE_NEWUSER) worked, giving the program a
+    # root of its own and the kernel code only capabilities reach.
+    isolation = isolation_for("auto", sys.executable)
+    if not isolation.seccomp:
+        assert "vsock" in isolation.describe()
+        return
+    numbers = {"x86_64": {"unshare": 272, "clone": 56}, "aarch64": {"unshare": 97, "clone": 220}}[platform.machine()]
+    result = run_program(textwrap.dedent(NEW_USER_NAMESPACE.format(**numbers)))
+    assert result.ok, result.stderr
+    assert result.stdout.splitlines() == ["EPERM", "EPERM", "ENOSYS", "a thread starts", "7"]

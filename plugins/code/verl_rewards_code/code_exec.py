@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -11,10 +12,10 @@ from typing import Any, NamedTuple
 from verl_rewards.limits import DECLARED
 from verl_rewards.metadata import Example, RewardMeta, metadata_of, reward
 
-from .extract import extract_code
 from .judge import Judge
 from .outcome import Compare, Status, Verdict
-from .sandbox import Limits, Mode, Sandbox
+from .program import program_for
+from .sandbox import Limits, Mode, Sandbox, languages
 from .sandbox.launch import STARTUP_GRACE_S
 from .schedule import run_in_order
 from .spec import ProgramTest, parse_problem
@@ -27,7 +28,9 @@ _TWO_TESTS = json.dumps({"inputs": ["1 2\n", "3 0\n"], "outputs": ["3\n", "3\n"]
 @reward(
     description=(
         "Run the response's last fenced code block against APPS/TACO/LiveCodeBench-style tests "
-        "(stdin/stdout pairs, function calls, assert lines; a special judge) in a sandbox; score the fraction passed."
+        "(stdin/stdout pairs, function calls, assert lines; a special judge) in a sandbox; score the "
+        "fraction passed. Languages on this machine: "
+        + "; ".join(f"{name} ({how})" for name, how in languages.available().items())
     ),
     data_sources=("codecontests", "apps", "codeforces", "taco"),
     timeout_s=60.0,
@@ -69,6 +72,9 @@ def compute_score(
     time_budget_s: float | None = None,
     parallel_tests: int | None = None,
     compare: Compare = "tokens",
+    language: str | None = None,
+    compile_timeout_s: float = 30.0,
+    compile_memory_mb: int = 2048,
 ) -> dict[str, Any]:
     """Score = tests passed / tests, each test one sandboxed run of the program.
 
@@ -78,12 +84,17 @@ def compute_score(
     every test passes (and stops at the first failure too). A problem's
     checker runs under ``checker_timeout_s``. The tests of a sample run within
     ``time_budget_s`` (default: the reward's declared timeout less
-    ``RESERVE_S``); the tests left when it is spent are ``timeout``. Up to
-    ``parallel_tests`` tests run at once (default: from the cores, see
-    :func:`default_parallel_tests`). Extra info: ``tests_passed``,
-    ``tests_total``, ``test_statuses`` (comma-separated, in test order) and ``isolation``.
+    ``RESERVE_S``), a compiled program's compile included; the tests left when
+    it is spent are ``timeout``. Up to ``parallel_tests`` tests run at once
+    (default: from the cores, see :func:`default_parallel_tests`).
     ``compare`` chooses how answers are compared: ``tokens`` (code_exec's rules) or
     ``prime_code`` (verl's prime_code's, for stdin/stdout and call-based tests).
+    ``language`` (else the code block's fence tag) chooses the language; a
+    compiled one compiles once, within ``compile_timeout_s`` (and what the
+    budget leaves) and ``compile_memory_mb``. Extra info: ``tests_passed``,
+    ``tests_total``, ``test_statuses`` (comma-separated, in test order),
+    ``isolation``, ``language`` and, when the program did not compile,
+    ``compile_error``.
     """
     started = time.monotonic()
     limits = Limits(
@@ -93,21 +104,27 @@ def compute_score(
         max_processes=max_processes,
         disk_mb=disk_mb,
     )
-    problem = parse_problem(ground_truth)
-    code = extract_code(solution_str)
-    sandbox = Sandbox.resolve(isolation, python)
     if compare not in ("tokens", "prime_code"):
         raise ValueError(f"compare must be 'tokens' or 'prime_code', not {compare!r}")
+    code, lang, sandbox = program_for(
+        solution_str, ground_truth, language=language, isolation=isolation, python=python,
+        compile_timeout_s=compile_timeout_s, compile_memory_mb=compile_memory_mb,
+    )
+    problem = parse_problem(ground_truth)
     judge = Judge(code, sandbox, limits, problem.checker, checker_timeout_s, compare)
     deadline = started + _budget_s(time_budget_s, judge)
-    judge.prepare(deadline - time.monotonic(), STARTUP_GRACE_S)
-    verdicts = judge_tests(
-        judge,
-        problem.tests,
-        stop_on_first_failure=stop_on_first_failure or all_or_nothing,
-        deadline=deadline,
-        parallel_tests=_parallel(parallel_tests),
-    )
+    compile_error = _compile(judge, deadline)
+    if compile_error is None:
+        judge.prepare(deadline - time.monotonic(), STARTUP_GRACE_S)
+        verdicts = judge_tests(
+            judge,
+            problem.tests,
+            stop_on_first_failure=stop_on_first_failure or all_or_nothing,
+            deadline=deadline,
+            parallel_tests=_parallel(parallel_tests),
+        )
+    else:
+        verdicts = [Verdict("compile_error")] * len(problem.tests)
     statuses = [v.status for v in verdicts]
     passed = statuses.count("pass")
     score = sum(v.score for v in verdicts) / len(verdicts)
@@ -119,6 +136,8 @@ def compute_score(
         "tests_total": len(verdicts),
         "test_statuses": ",".join(statuses),
         "isolation": sandbox.isolation.level,
+        "language": lang,
+        **({"compile_error": compile_error} if compile_error is not None else {}),
     }
 
 
@@ -135,6 +154,19 @@ def declared_budget_s() -> float | None:
     declares (read by the core's rule), less ``RESERVE_S``; None: no limit."""
     timeout = DECLARED.for_reward(_Declared(metadata_of(compute_score))).timeout_s
     return None if timeout is None else timeout - RESERVE_S
+
+
+def _compile(judge: Judge, deadline: float) -> str | None:
+    """Compile the program (cached per worker) within what the budget leaves once one
+    test's worst case is kept back; None when it compiled or needs no compiling."""
+    sandbox = judge.sandbox
+    if sandbox.language not in languages.COMPILED:
+        return None
+    spare = deadline - time.monotonic() - judge.worst_case_s(STARTUP_GRACE_S)
+    if spare <= 0:
+        raise ValueError(f"no time is left to compile the {sandbox.language} program within the sample's budget")
+    limits = dataclasses.replace(sandbox.compile_limits, timeout_s=min(sandbox.compile_limits.timeout_s, spare))
+    return sandbox.for_language(sandbox.language, limits).compile(judge.code)
 
 
 def _budget_s(time_budget_s: float | None, judge: Judge) -> float:

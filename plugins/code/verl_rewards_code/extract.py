@@ -1,13 +1,14 @@
-"""Find the program in a model's response: its last fenced code block."""
+"""Find the program in a model's response, and its language: its last fenced code block."""
 
 from __future__ import annotations
 
 import re
 from typing import NamedTuple
 
+from .sandbox import LANGUAGES, language_of
+
 FENCE = "```"
 _LANGUAGE = re.compile(r"[ \t]*([\w+#.-]*)")
-PYTHON_TAGS = frozenset({"python", "py", "python3", "py3"})
 
 
 class CodeBlock(NamedTuple):
@@ -44,15 +45,32 @@ def code_blocks(response: str) -> list[CodeBlock]:
 
 
 def extract_code(response: str) -> str:
-    """The program to run: the last Python block, else the last untagged block,
-    else the last block of any language, else the whole response.
+    """The program to run (see :func:`extract_program`)."""
+    return extract_program(response)[0]
 
-    Untagged blocks come second because responses often show sample input or
-    output in a bare fence after the code.
+
+def extract_program(response: str, language: str | None = None) -> tuple[str, str]:
+    """``(program, language)``: the last block tagged with a language the sandbox
+    runs (``python``/``py``, ``cpp``/``c++``, ``java``, ``javascript``/``js``,
+    ``rust``/``rs``), else the last untagged block, else the last block of any
+    tag, else the whole response; its language is its tag's (Python for the rest).
+
+    A ``language`` (a name or a tag) chooses instead: the last block tagged with
+    it, else the last untagged block, else the last block, else the whole
+    response, all run as ``language``. Untagged blocks come after tagged ones
+    because responses often show sample input or output in a bare fence after
+    the code.
     """
+    wanted = None
+    if language is not None:
+        wanted = language_of(language)
+        if wanted is None:
+            raise ValueError(f"unknown language {language!r}; code_exec runs {', '.join(LANGUAGES)}")
     blocks = code_blocks(response)
-    for accept in (lambda b: b.language in PYTHON_TAGS, lambda b: b.language == "", lambda b: True):
+    tagged = (lambda b: language_of(b.language) == wanted) if wanted else (lambda b: language_of(b.language) is not None)
+    for accept in (tagged, lambda b: b.language == "", lambda b: True):
         chosen = [b for b in blocks if accept(b)]
         if chosen:
-            return chosen[-1].code
-    return response
+            block = chosen[-1]
+            return block.code, wanted or language_of(block.language) or "python"
+    return response, wanted or "python"

@@ -36,7 +36,7 @@ class Judge(NamedTuple):
         if files is None:
             return Verdict("fail")  # a call whose value JSON cannot carry
         limits = checkers.checker_limits(self.limits, self.checker_timeout_s, files)
-        return _scored(checkers.check(self.checker, self.sandbox, limits, files))
+        return _scored(checkers.check(self.checker, self.checker_sandbox, limits, files))
 
     def prepare(self, seconds_left: float, startup_s: float) -> None:
         """Compile a C++ checker now (once per process), in the time the tests
@@ -46,7 +46,12 @@ class Judge(NamedTuple):
         spare = seconds_left - self.worst_case_s(startup_s) - startup_s
         if spare <= 0:
             raise ValueError(f"no time is left to compile the problem's C++ checker ({seconds_left:g} s left)")
-        checkers.compiled(self.checker.source, self.sandbox, spare)
+        checkers.compiled(self.checker.source, self.checker_sandbox, spare)
+
+    @property
+    def checker_sandbox(self) -> Sandbox:
+        """Where the checker runs: its runner is Python, whatever the program's language."""
+        return self.sandbox.for_language("python")
 
     def worst_case_s(self, startup_s: float) -> float:
         """The longest one test may take: the program's run and the checker's, each with its start-up."""

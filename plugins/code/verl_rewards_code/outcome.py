@@ -12,7 +12,8 @@ from .sandbox import Limits, RunResult
 from .spec import ProgramTest
 
 Status = Literal[
-    "pass", "partial", "fail", "error", "timeout", "memory", "output_limit", "sandbox_error", "skipped"
+    "pass", "partial", "fail", "error", "timeout", "memory", "output_limit", "sandbox_error", "skipped",
+    "compile_error",
 ]
 
 

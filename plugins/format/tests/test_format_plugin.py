@@ -11,7 +11,10 @@ import importlib.metadata
 import pytest
 
 DISTRIBUTION = "verl-rewards-format"
-NAMES = ('think_answer_format', 'length_penalty', 'overlong_penalty',)
+NAMES = (
+    "think_answer_format", "length_penalty", "overlong_penalty",
+    "cosine_length", "repetition_penalty", "tag_count", "reasoning_steps",
+)
 
 
 def test_distribution_declares_exactly_the_contract_names() -> None:
@@ -24,4 +27,4 @@ def test_distribution_declares_exactly_the_contract_names() -> None:
 def test_plugin_passes_check_with_its_self_test_examples(verl_reward_check, name: str) -> None:
     report = verl_reward_check(f"{DISTRIBUTION}:{name}")
     assert report.shape == "sample, sync function"
-    assert 3 <= report.examples_run <= 6
+    assert 4 <= report.examples_run <= 7

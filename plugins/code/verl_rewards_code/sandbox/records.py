@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+import resource
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 MIB = 1024 * 1024
@@ -62,10 +64,14 @@ class Limits:
         """Each process's address space: the run's budget less its disk, shared by its processes."""
         return (self.memory_mb - self.disk_mb) // self.max_processes
 
-    def rlimits(self, extra_processes: int = 0) -> list[tuple[str, int, int]]:
-        """``(resource name, soft, hard)`` triples; ``extra_processes`` are the sandbox's own."""
+    def rlimits(self, extra_processes: int = 0, address_space_mb: int | None = None) -> list[tuple[str, int, int]]:
+        """``(resource name, soft, hard)`` triples; ``extra_processes`` are the sandbox's own
+        (or a runtime's threads); ``address_space_mb`` replaces ``process_memory_mb``
+        (0: no address-space limit, for runtimes that reserve large ranges they never
+        touch: the run's memory cgroup then bounds what they use)."""
         nproc = self.max_processes + extra_processes
-        memory = self.process_memory_mb * MIB
+        mb = self.process_memory_mb if address_space_mb is None else address_space_mb
+        memory = mb * MIB if mb else resource.RLIM_INFINITY
         return [
             ("RLIMIT_CPU", self.cpu_s, self.cpu_s + 1),
             ("RLIMIT_AS", memory, memory),
@@ -83,6 +89,11 @@ class RunResult:
     Exactly one of ``exit_code`` and ``signal`` is set when the program ran to
     its end; ``timed_out`` means it was killed at the wall-clock limit, and
     ``setup_error`` that the sandbox itself failed (the program never ran).
+    ``memory_limit_hit``: a process of the run (the program's, or the sandbox's
+    own runner) was killed at the run's memory limit, or the language's runtime
+    reported running out of its memory. ``compile_error``: the program did not
+    compile (the compiler's first lines; it never ran). ``artifacts_error``: a
+    compiler's output could not be taken out of the sandbox (too large).
     """
 
     stdout: str
@@ -96,11 +107,59 @@ class RunResult:
     cpu_time_s: float | None = None
     max_rss_kb: int | None = None
     memory_limit_hit: bool = False
+    compile_error: str | None = None
+    artifacts_error: str | None = None
 
     @property
     def ok(self) -> bool:
         """The program ran and exited with status 0."""
         return self.exit_code == 0 and not self.timed_out and self.setup_error is None
+
+
+@dataclass(frozen=True)
+class Job:
+    """What one run executes, beyond Python's ``main.py``: the files of its
+    read-only ``io/`` directory and a command, with what its language needs.
+
+    ``command`` (None: ``python main.py``, run in the warm interpreter when
+    there is one) may use ``{io}`` (the ``io/`` directory as the program sees
+    it) and ``{build}`` (``artifacts``, a host directory shown read-only: a
+    compiled program). ``collect`` names a directory the command writes in its
+    working directory (a compiler's output), sent out of the sandbox into
+    ``collect_into`` (at most ``artifact_bytes``) after it exited 0.
+    ``args`` follow the command (``{io}`` allowed: files of ``files``).
+    ``binds`` are host paths the command needs (a toolchain), shown read-only;
+    ``extra_tasks`` the threads its runtime starts for itself (the JVM's),
+    allowed on top of ``max_processes``; ``address_space_mb`` as for
+    :meth:`Limits.rlimits`. ``merge_stderr`` sends stderr to stdout (a
+    compiler's messages, whose first lines matter).
+    """
+
+    files: Mapping[str, str]
+    command: tuple[str, ...] | None = None
+    args: tuple[str, ...] = ()
+    artifacts: str | None = None
+    collect: str | None = None
+    collect_into: str | None = None
+    artifact_bytes: int = 0
+    binds: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    extra_tasks: int = 0
+    address_space_mb: int | None = None
+    merge_stderr: bool = False
+
+    @classmethod
+    def python(cls, source: str) -> Job:
+        """Python ``source`` as ``main.py``."""
+        return cls({"main.py": source})
+
+    def with_inputs(self, files: Mapping[str, str], args: tuple[str, ...]) -> Job:
+        """This job with more read-only ``files`` in ``io/`` and ``args`` for its program
+        (a special judge's ``input output answer``)."""
+        for name in files:
+            if not name or "/" in name or name in (".", "..", "build") or name in self.files:
+                raise ValueError(f"a run's extra file must be a plain name other than the program's, not {name!r}")
+        return replace(self, files={**self.files, **files}, args=(*self.args, *args))
 
 
 @dataclass(frozen=True)
@@ -160,7 +219,7 @@ class Isolation:
             holds.append(self.cgroups.describe())
         if self.seccomp:
             memfd = "" if self.cgroups is not None else ", no memfds: no cgroup would count them"
-            holds.append(f"seccomp (no vsock sockets, no io_uring{memfd})")
+            holds.append(f"seccomp (no vsock sockets, no io_uring, no new user namespaces{memfd})")
         if self.command:
             spaces = [flag[2:] for flag in self.command if flag in _NAMESPACE_FLAGS]
             holds.append("namespaces (" + ", ".join(spaces) + ")")

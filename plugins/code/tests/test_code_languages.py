@@ -1,0 +1,100 @@
+"""code_exec in every language: the fence tag or ``language`` chooses it, a compiled one compiles once.
+
+The programs are ``data/programs`` (shared with ``test_sandbox_languages.py``:
+a worker compiles each once); without a mode word on stdin they print the
+sum of the integers they read.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from verl_rewards_code.code_exec import compute_score
+from verl_rewards_code.sandbox import ToolchainMissing, languages
+from verl_rewards_code.sandbox.compiled import CACHE
+
+from verl_rewards.cli.main import main
+
+PROGRAMS = Path(__file__).with_name("data") / "programs"
+SUM = {"cpp": "modes.cpp", "java": "Modes.java", "javascript": "modes.js", "rust": "modes.rs"}
+TWO_TESTS = json.dumps({"inputs": ["1 2\n", "3 4\n"], "outputs": ["3\n", "8\n"]})
+
+
+@pytest.mark.parametrize(("tag", "language"), [("cpp", "cpp"), ("java", "java"), ("js", "javascript"), ("rs", "rust")])
+def test_stdin_stdout_tests_run_in_the_fence_tags_language(tag: str, language: str) -> None:
+    source = (PROGRAMS / SUM[language]).read_text()
+    result = compute_score("apps", f"Here:\n```{tag}\n{source}```\n", TWO_TESTS)
+    assert result == {"score": 0.5, "tests_passed": 1, "tests_total": 2, "test_statuses": "pass,fail",
+                      "isolation": "namespaces", "language": language}
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "message"),
+    [
+        ("cpp", "int main() { return undeclared; }\n", "main.cpp:1:21: error: ‘undeclared’ was not declared in this scope"),
+        ("java", "public class Main { void f( }\n", "Main.java:1: error:"),
+        ("rust", 'fn main() { let x: i32 = "text"; }\n', "error[E0308]: mismatched types"),
+    ],
+)
+def test_a_program_that_does_not_compile_is_a_compile_error_with_the_compilers_first_lines(
+    language: str, source: str, message: str
+) -> None:
+    result = compute_score("apps", f"```{language}\n{source}```", TWO_TESTS)
+    assert (result["score"], result["test_statuses"], result["language"]) == (0.0, "compile_error,compile_error", language)
+    assert message in result["compile_error"]
+    assert "verl-rewards-code-" not in result["compile_error"]  # no run's tree in the message
+    assert len(result["compile_error"].splitlines()) <= 20
+
+
+def test_a_compile_past_its_time_limit_is_a_compile_error() -> None:
+    heavy = "#include <bits/stdc++.h>\nint main() { std::map<int, std::vector<std::string>> m; }\n"
+    result = compute_score("apps", f"```cpp\n{heavy}```", TWO_TESTS, compile_timeout_s=0.2)
+    assert result["test_statuses"] == "compile_error,compile_error"
+    assert result["compile_error"] == "compilation did not finish within 0.2 s"
+
+
+def test_the_language_kwarg_chooses_the_block_and_the_language() -> None:
+    source = (PROGRAMS / SUM["cpp"]).read_text()
+    response = f"```python\nprint(3)\n```\nThe answer:\n```\n{source}```\n"
+    assert compute_score("apps", response, TWO_TESTS, language="c++")["test_statuses"] == "pass,fail"
+    assert compute_score("apps", response, TWO_TESTS)["language"] == "python"
+
+
+def test_a_source_compiles_once_per_worker_even_when_asked_from_many_threads() -> None:
+    source = (PROGRAMS / SUM["cpp"]).read_text() + f"// {uuid.uuid4().hex}\n"
+    before = CACHE.compiles
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: compute_score("apps", f"```cpp\n{source}```", TWO_TESTS), range(4)))
+    assert [r["test_statuses"] for r in results] == ["pass,fail"] * 4
+    assert CACHE.compiles - before == 1
+
+
+@pytest.mark.parametrize(("key", "form"), [("asserts", "assert tests"), ("fn_name", "call-based tests")])
+def test_python_only_test_forms_with_another_language_fail_the_sample(key: str, form: str) -> None:
+    truth = json.dumps({key: ["assert f(1) == 1"] if key == "asserts" else "f", "inputs": [], "outputs": []})
+    with pytest.raises(ValueError, match=f"the program is javascript but the ground truth has {form}"):
+        compute_score("apps", "```js\nconsole.log(1)\n```", truth)
+
+
+def test_a_missing_compiler_fails_the_sample_naming_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    languages.toolchain.cache_clear()
+    try:
+        assert languages.available()["cpp"] == "missing: g++"
+        with pytest.raises(ToolchainMissing, match="cpp programs need `g\\+\\+`, which is not installed on this machine"):
+            compute_score("apps", "```cpp\nint main() {}\n```", TWO_TESTS)
+    finally:
+        languages.toolchain.cache_clear()
+
+
+def test_show_lists_the_languages_this_machine_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "code_exec"]) == 0
+    description = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  description:"))
+    listed = description.split("Languages on this machine: ", 1)[1]
+    assert listed == "; ".join(f"{name} ({how})" for name, how in languages.available().items())
+    for language in ("python", "cpp", "java", "javascript", "rust"):
+        assert f"{language} (" in listed

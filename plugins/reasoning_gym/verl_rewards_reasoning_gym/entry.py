@@ -1,0 +1,82 @@
+"""The reasoning-gym entry a sample carries, and the task that scores it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .tasks import COMPOSITE, check_task
+
+PREFIX = "reasoning_gym/"
+TUPLE_BOARDS = frozenset({"arc_agi", "rearc"})
+_SCALARS = (str, bytes, bool, int, float, type(None))
+
+
+def entry_of(ground_truth: Any, extra_info: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The whole entry from ``extra_info["entry"]`` (a mapping or JSON text); without one,
+    ``{"answer": ground_truth, "metadata": {}}`` (enough for tasks that compare answers only).
+
+    Arrays (a parquet row's lists come back as NumPy arrays) become lists.
+    """
+    raw = (extra_info or {}).get("entry")
+    if raw is None:
+        return {"question": "", "answer": ground_truth, "metadata": {}}
+    if isinstance(raw, (str, bytes)):
+        try:
+            raw = json.loads(raw)
+        except ValueError as e:
+            raise ValueError(f"extra_info['entry'] is not valid JSON: {e}") from e
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"extra_info['entry'] must be a reasoning-gym entry (a dict or JSON text of one), "
+                         f"not {type(raw).__name__}")
+    entry: dict[str, Any] = _plain(raw)
+    if "answer" not in entry:
+        raise ValueError(f"extra_info['entry'] has no 'answer' (keys: {sorted(entry)})")
+    return entry
+
+
+def task_of(data_source: str, entry: Mapping[str, Any]) -> str:
+    """The task: from ``data_source`` ``reasoning_gym/<task>``, else the entry's
+    ``metadata.source_dataset``; both given and different is an error."""
+    named = data_source[len(PREFIX):] if data_source.startswith(PREFIX) else None
+    metadata = entry.get("metadata")
+    source = metadata.get("source_dataset") if isinstance(metadata, Mapping) else None
+    if named == COMPOSITE:
+        named = None
+    if named is not None and source is not None and named != source:
+        raise ValueError(f"data_source {data_source!r} names task {named!r}, but the entry's "
+                         f"metadata.source_dataset is {source!r}")
+    task = named or source
+    if not task:
+        raise ValueError(f"no reasoning-gym task for data_source {data_source!r}: name it "
+                         f"'{PREFIX}<task>' or put the entry, with its metadata.source_dataset, "
+                         f"in extra_info['entry']")
+    return check_task(str(task), data_source)
+
+
+def restored(task: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with the tuples its task compares against put back where JSON (or a parquet
+    row) made them lists: ``arc_agi`` and ``rearc`` compare the parsed answer board, a tuple
+    of tuples, with ``metadata["output"]``, so a list of lists there scores a right answer 0.05."""
+    metadata = entry.get("metadata")
+    if task not in TUPLE_BOARDS or not isinstance(metadata, dict) or not isinstance(metadata.get("output"), list):
+        return entry
+    board = tuple(tuple(row) if isinstance(row, list) else row for row in metadata["output"])
+    return {**entry, "metadata": {**metadata, "output": board}}
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with arrays turned into lists, through mappings, lists and tuples."""
+    if isinstance(value, _SCALARS):  # most of an entry: checked first, it is the hot path
+        return value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    tolist = getattr(value, "tolist", None)  # a NumPy array or scalar, without importing NumPy
+    return _plain(tolist()) if callable(tolist) else value
