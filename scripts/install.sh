@@ -31,14 +31,17 @@ done
 
 pin=()
 [ "$CONSTRAINTS" = none ] || pin=(-c "$CONSTRAINTS")
-pip() {
-    # PYTHONWARNINGS: setuptools' editable-install banner, printed once per package, says nothing
-    # that applies here.
-    if [ "$DRY" = 1 ]; then echo "pip $*"; else PYTHONWARNINGS=ignore "$VENV/bin/python" -m pip "$@"; fi
-}
+# OpenRLHF, verifiers and AReaL go in without some of their dependencies (below): pip's
+# complaints about that go to $PEER_LOG, and one line at the end says so.
+PARTIAL_PEERS="openrlhf verifiers areal"
+PEER_LOG="$VENV/pip-peers.log"
+# shellcheck source=scripts/_pip.sh
+source scripts/_pip.sh
+pip() { pip_run "$@"; }
 
 if [ "$DRY" = 0 ]; then
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+    : > "$PEER_LOG"
 fi
 
 extras="trainer,dev,serve"
@@ -77,4 +80,5 @@ if [ "$TEST" = 1 ]; then
     pip install --quiet --no-deps "areal==1.0.4" "${pin[@]}"
     pip install --quiet colorlog flask lark uvloop numba einops "torch==2.13.0" "${pin[@]}"
 fi
+[ "$DRY" = 1 ] || pip_peer_note "the tests run their reward loaders and APIs, not their GPU and agent stacks; verifiers' openai<3 pin would break verl-rewards-models"
 [ "$DRY" = 1 ] || echo "installed into $VENV (editable): verl-rewards + $(( ${#editable[@]} / 2 - 1 )) plugin package(s)$([ "$TEST" = 1 ] && echo ', with the test tools and test plugins')"

@@ -160,3 +160,38 @@ def _logging_as_it_was() -> Iterator[None]:
         logger = logging.root.manager.loggerDict.get(name)
         if isinstance(logger, logging.Logger):
             logger.disabled = False
+
+
+class RepoDistribution(NamedTuple):
+    """A distribution this repository publishes, as its pyproject.toml declares it."""
+
+    directory: Path
+    name: str
+    version: str
+    entry_points: tuple[str, ...]  # its verl_rewards entry points, in declaration order
+    project: Mapping[str, object]  # the [project] table
+    pyproject: Mapping[str, object]  # the whole file
+
+    @property
+    def package(self) -> str:
+        """Its one top-level import package: the name with underscores."""
+        return self.name.replace("-", "_")
+
+
+@pytest.fixture(scope="session")
+def repo_distributions() -> list[RepoDistribution]:
+    """The root, every plugins/*/ and examples/toy_plugin/ (scripts/build_dists.sh builds
+    these; the test-only plugins under tests/fixtures/ are not published)."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for directory in [root, *sorted(root.glob("plugins/*/")), root / "examples" / "toy_plugin"]:
+        if not (directory / "pyproject.toml").is_file():
+            continue
+        pyproject = tomllib.loads((directory / "pyproject.toml").read_text(encoding="utf-8"))
+        project = pyproject["project"]
+        entry_points = tuple(project.get("entry-points", {}).get("verl_rewards", {}))
+        found.append(RepoDistribution(directory, project["name"], str(project.get("version")),
+                                      entry_points, project, pyproject))
+    return found
