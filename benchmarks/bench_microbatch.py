@@ -7,6 +7,8 @@ In one process, no Ray (``executor: local``, the ``gsm8k`` plugin), on the same
 gsm8k-style responses (about 140 tokens, a BPE tokenizer trained in-process):
 
 * baseline: one ``Scorer.score`` call on the N samples (the scoring itself);
+* ``Scorer.score_together`` with one part per sample: the same call, each sample its own
+  caller with its own result (what the Microbatcher does: the rule's own cost);
 * verl's ``compute_score_async``: N calls at once, as verl's reward loop awaits them;
 * verl's own ``RewardLoopWorker.compute_score_batch`` (one task per sample), run in
   this process, with verl-rewards' ``RewardManager`` (each ``run_single`` call one
@@ -28,25 +30,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import verl
-from hydra import compose, initialize_config_dir
 from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_token_rewards import build_tokenizer
-from bench_verl_manager import MANAGER, gsm8k_batch
+from bench_verl_manager import MANAGER, gsm8k_batch, verl_config
 
 from verl_rewards import Sample, Scorer
 from verl_rewards.integrations.verl import compute_score_async
 
 LOCAL = [*MANAGER, "+reward.verl_rewards.executor=local"]
-
-
-def verl_config(tokenizer_dir: str, overrides: list[str]) -> Any:
-    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
-    with initialize_config_dir(config_dir=config_dir, version_base=None):
-        return compose("ppo_trainer", overrides=[f"actor_rollout_ref.model.path={tokenizer_dir}",
-                                                 *overrides])
 
 
 def best_of(repeat: int, run: Callable[[], Any]) -> float:
@@ -87,6 +80,9 @@ def main() -> int:
     results: dict[str, float] = {}
     with Scorer.from_config({"plugin": "gsm8k", "executor": "local"}) as scorer:
         results["baseline: one Scorer.score call"] = best_of(args.repeat, lambda: scorer.score(samples))
+        parts = [(s,) for s in samples]
+        results["Scorer.score_together, one part per sample"] = best_of(
+            args.repeat, lambda: scorer.score_together(parts))
 
     async def async_calls() -> list[Any]:
         return await asyncio.gather(*(compute_score_async(s.data_source, s.solution_str, s.ground_truth,
