@@ -69,4 +69,3 @@ def test_items_become_samples_once_per_batch_and_a_full_batch_goes_at_once():
         results = asyncio.run(five())
     assert [r.scores for r in results] == [[1.0], [0.0], [1.0], [1.0], [0.0]]
     assert seen == [3, 2]
-

@@ -217,4 +217,3 @@ def _prompt(data: Any, i: int, extras: Mapping[str, Any]) -> Any:
     prompt_ids = data.batch["prompts"][i]
     mask = data.batch["attention_mask"][i, : prompt_ids.shape[-1]].bool()
     return tuple(prompt_ids[mask].tolist())  # a tuple: decoded with the batch
-
