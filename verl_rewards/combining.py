@@ -2,8 +2,10 @@
 
 The shared pool's host (``executors/shared_pool.py``) combines the batches its clients
 send while it is busy; ``serve``'s queue (``serve/batching.py``) combines the requests
-that arrive while the pool scores. Both score the combined batch with
-:func:`score_together`, and both hold to one rule:
+that arrive while the pool scores; the adapters' ``Microbatcher``
+(``integrations/_batching.py``) combines the per-sample calls a host makes at once on
+one event loop, each call a caller. All score the combined batch with
+:func:`score_together`, and all hold to one rule:
 
 * the combined call never stops at a failed sample (``on_error`` is the caller's, and
   applies afterwards, to its own samples only);

@@ -1,7 +1,9 @@
-"""The verl reward manager inside verl 0.9.1's own RewardLoopManager (real Ray actors)."""
+"""The verl reward manager inside verl 0.9.1's own RewardLoopManager (real Ray actors), and
+it and ``compute_score_async`` inside verl's own reward-loop worker, run in this process."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -16,7 +18,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from tensordict import TensorDict
 from transformers import PreTrainedTokenizerFast
-from verl.experimental.reward_loop.reward_loop import RewardLoopManager
+from verl.experimental.reward_loop.reward_loop import RewardLoopManager, RewardLoopWorker
 from verl.protocol import DataProto
 
 pytestmark = pytest.mark.ray
@@ -126,6 +128,53 @@ def test_every_reward_loop_actor_shares_one_pool(ray_session, tokenizer_dir):
            if a["name"].startswith("verl_rewards_pool_")]:
         assert time.monotonic() < deadline, "the pool outlived the reward-loop actors"
         time.sleep(0.2)
+
+
+def test_on_error_raise_fails_only_the_call_of_the_sample_that_failed(tokenizer_dir):
+    from verl_rewards.errors import RewardError
+
+    config = verl_config(tokenizer_dir, [
+        *MANAGER, "+reward.verl_rewards.plugin=faulty", "+reward.verl_rewards.executor=local",
+        "+reward.verl_rewards.on_error=raise"])
+    data = batch(tokenizer_dir, [("d", "42", "42"), ("d", "raise", "42"), ("d", "41", "42"), ("d", "nan", "42")])
+
+    async def agent_loop() -> list[object]:
+        # verl's own reward-loop worker (its Ray actor's class), here on this loop: one
+        # compute_score call per finished session, all at once (AgentLoopWorker._compute_score)
+        worker = RewardLoopWorker(config)
+        return await asyncio.gather(*(worker.compute_score(data[i:i + 1]) for i in range(len(data))),
+                                    return_exceptions=True)
+
+    ok, raised, wrong, nan = asyncio.run(agent_loop())
+    assert [ok["reward_score"], wrong["reward_score"]] == [1.0, 0.0]
+    assert ok["reward_extra_info"] == wrong["reward_extra_info"] == {"error": None}
+    assert isinstance(raised, RewardError) and isinstance(nan, RewardError)
+    assert (raised.index, nan.index) == (0, 0)  # each call's batch is its one sample
+    assert str(raised).startswith("reward faulty (verl-rewards-testkit ")
+    assert raised.cause.startswith("RuntimeError: the reward raised on purpose")
+    assert nan.cause.startswith("RewardValueError")
+
+
+def test_compute_score_async_under_raise_fails_only_the_call_of_the_sample_that_failed(tokenizer_dir):
+    from verl_rewards.errors import RewardError
+
+    config = verl_config(tokenizer_dir, [  # verl's naive reward-loop manager awaits the function
+        "reward.custom_reward_function.path=pkg://verl_rewards.integrations.verl",
+        "reward.custom_reward_function.name=compute_score_async",
+        "+reward.custom_reward_function.reward_kwargs.plugin=faulty",
+        "+reward.custom_reward_function.reward_kwargs.verl_rewards.on_error=raise"])
+    data = batch(tokenizer_dir, [("d", r, "42") for r in ("42", "raise", "41", "nan")] * 2)
+
+    async def agent_loop() -> list[object]:
+        worker = RewardLoopWorker(config)
+        await worker.compute_score(data[:1])  # the first call imports the reward
+        return await asyncio.gather(*(worker.compute_score(data[i:i + 1]) for i in range(len(data))),
+                                    return_exceptions=True)
+
+    results = asyncio.run(agent_loop())
+    assert [r["reward_score"] for r in results[0::2]] == [1.0, 0.0] * 2
+    assert all(isinstance(r, RewardError) and r.index == 0 for r in results[1::2])
+    assert [r.cause.split(":")[0] for r in results[1::2]] == ["RuntimeError", "RewardValueError"] * 2
 
 
 def test_verls_older_call_returns_the_token_level_tensor_and_extra_info(tokenizer_dir):

@@ -19,13 +19,13 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..config import OnError
-from ..errors import ConfigError
+from ..errors import ConfigError, RewardError
 from ..results import BatchResult
 from ..samples import Sample
 from ..scorer import Scorer
 
 __all__ = ["ADAPTER_DEFAULTS", "OnError", "ProcessCache", "logger", "plain", "score_batch",
-           "scorer_from_section", "selection_key", "started"]
+           "score_each", "scorer_from_section", "selection_key", "started"]
 
 # Merged under an adapter's section: the keys it leaves unset.
 ADAPTER_DEFAULTS: Mapping[str, Any] = {"executor": "local"}
@@ -122,15 +122,27 @@ def score_batch(scorer: Scorer, samples: Sequence[Sample]) -> BatchResult:
     warning naming the plugin and the sample index.
     """
     result = scorer.score(samples)
-    if result.n_ok != len(result):
-        config = scorer.config
-        fate = "left out of training (on_error='skip')" if config.on_error == "skip" \
-            else f"scored {config.error_score} (on_error='score')"
-        _warn_failures(scorer.ref.display_name, result.errors, fate)
+    _warn_failures(scorer, result.errors)
     return result
 
 
-def _warn_failures(plugin: str, errors: Sequence[str | None], fate: str) -> None:
+def score_each(scorer: Scorer, samples: Sequence[Sample]) -> list[BatchResult | RewardError]:
+    """Score ``samples`` as one batch in which each sample is its own caller
+    (:meth:`Scorer.score_together`): each sample's own one-sample result, or with
+    ``on_error='raise'`` its own ``RewardError`` (sample 0 of its call), never another's.
+    Failed samples are logged as :func:`score_batch` logs them (by their index here)."""
+    results = scorer.score_together([(sample,) for sample in samples])
+    if scorer.config.on_error != "raise":
+        _warn_failures(scorer, [r.errors[0] if isinstance(r, BatchResult) else None for r in results])
+    return results
+
+
+def _warn_failures(scorer: Scorer, errors: list[str | None]) -> None:
+    if errors.count(None) == len(errors):
+        return
+    config, plugin = scorer.config, scorer.ref.display_name
+    fate = "left out of training (on_error='skip')" if config.on_error == "skip" \
+        else f"scored {config.error_score} (on_error='score')"
     failed = [(i, e) for i, e in enumerate(errors) if e is not None]
     for index, error in failed[:_MAX_WARNINGS]:
         logger.warning("reward %s failed on sample %d: %s; %s", plugin, index, error, fate)

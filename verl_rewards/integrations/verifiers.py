@@ -33,13 +33,11 @@ See ``docs/integrations/verifiers.md``.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from verl_rewards.errors import RewardError
 from verl_rewards.integrations._batching import Microbatcher
-from verl_rewards.integrations._common import ProcessCache, score_batch, selection_key
+from verl_rewards.integrations._common import ProcessCache, selection_key
 from verl_rewards.integrations._section import (
     Reward,
     SampleResult,
@@ -50,7 +48,6 @@ from verl_rewards.integrations._section import (
     scorer_for,
     section_of,
 )
-from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample, normalise_prompt
 from verl_rewards.scorer import Scorer
 
@@ -70,8 +67,7 @@ class Fields(NamedTuple):
 
 class _Entry(NamedTuple):
     scorer: Scorer
-    batcher: Microbatcher[Sample]
-    raises: bool  # on_error: raise, for the failed rollout only (not its batch-mates)
+    batcher: Microbatcher[Sample]  # each rollout's call its own caller
 
 
 _entries: ProcessCache[_Entry] = ProcessCache()
@@ -126,11 +122,9 @@ class VerifiersReward:
 
 
 async def _score(entry: _Entry, fields: Fields, name: str, task: Any, trace: Any) -> float:
-    scored = await entry.batcher.score(sample_of(task, trace, fields))
-    result = sample_result(scored.result, scored.position)
+    # With on_error: raise, a failed sample's RewardError reaches verifiers, which fails this rollout.
+    result = sample_result(await entry.batcher.score(sample_of(task, trace, fields)), 0)
     record(trace, name, result)
-    if entry.raises and result.status != "ok":  # verifiers fails this rollout
-        raise RewardError(entry.scorer.ref.display_name, 0, str(result.error))
     return result.score
 
 
@@ -157,16 +151,8 @@ def record(trace: Any, name: str, result: SampleResult) -> None:
 
 def _entry(section: Mapping[str, Any]) -> _Entry:
     def build() -> _Entry:
-        # Rollouts scored together in one batch: under raise, each hears of its own failure
-        # only, so the batch is scored without stopping and the failed call raises.
-        raises = section.get("on_error") == "raise"
-        scorer = scorer_for({**section, "on_error": "score"} if raises else section, "verifiers")
-        score = scorer.score if raises else functools.partial(score_batch, scorer)
-
-        async def score_many(samples: list[Sample]) -> BatchResult:
-            return await asyncio.to_thread(score, samples)
-
-        return _Entry(scorer, Microbatcher(score_many), raises)
+        scorer = scorer_for(section, "verifiers")
+        return _Entry(scorer, Microbatcher(scorer))
 
     return _entries.get(selection_key(section), build)
 

@@ -108,13 +108,14 @@ async def compute_score_async(
 ) -> VerlResult:
     """:func:`compute_score` for verl's reward loop, which awaits a coroutine
     function. The calls verl makes at once are scored as one batch in a thread,
-    keeping verl's event loop free; an async reward's calls run concurrently."""
+    keeping verl's event loop free; an async reward's calls run concurrently. Each
+    call is its own caller: with ``on_error: raise`` only a failed sample's call raises."""
     host = _pop_host_kwargs(reward_kwargs)
     entry = _entries.peek(selection_key(reward_kwargs))
     if entry is None or host:  # the first call imports the reward: keep the loop free
         entry = await asyncio.to_thread(_entry, reward_kwargs, host)
-    scored = await entry.batcher.score(Sample(data_source, solution_str, ground_truth, extra_info))
-    return _verl_results(scored.result, entry.keys)[scored.position]
+    result = await entry.batcher.score(Sample(data_source, solution_str, ground_truth, extra_info))
+    return _verl_results(result, entry.keys)[0]
 
 
 def compute_score_batch(
@@ -194,13 +195,9 @@ def _build(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
     if host:
         reward["kwargs"] = {**reward["kwargs"], **host}
     scorer = scorer_from_section(reward)
-
-    async def score_many(samples: list[Sample]) -> BatchResult:
-        return await asyncio.to_thread(score_batch, scorer, samples)
-
     info = scorer.info
     accepted = frozenset() if info.is_class else frozenset(k for k in HOST_KWARGS if info.accepts(k))
-    return _Entry(scorer, accepted, Microbatcher(score_many), {})
+    return _Entry(scorer, accepted, Microbatcher(scorer), {})
 
 
 def _check_reserved(options: Mapping[str, Any]) -> None:

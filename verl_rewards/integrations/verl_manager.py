@@ -21,7 +21,6 @@ manager is built, naming the ``reward.verl_rewards.*`` keys to change.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -72,23 +71,24 @@ class RewardManager(RewardManagerBase):
         _check_placement(scorer)
         self._scorer = started(scorer)
         self._wants_prompt = scorer.info.takes_prompt  # the prompt is decoded only when asked for
-        self._batcher: Microbatcher[_Response] = Microbatcher(self._score_responses)
+        # Each run_single call is its own caller: a failed sample never fails another's call.
+        self._batcher: Microbatcher[_Response] = Microbatcher(self._scorer, self._samples)
         self._skip = self.reward_config.on_error == "skip"
 
     async def run_single(self, data: Any) -> dict[str, Any]:
         """Score one sample (verl's reward loop calls this for every sample at once)."""
         # For multi-sequence outputs, the last sequence (as verl's naive manager).
-        scored = await self._batcher.score(_response(data, len(data) - 1, self._wants_prompt))
-        if self._skip and not scored.result.trainable[scored.position]:
+        result = await self._batcher.score(_response(data, len(data) - 1, self._wants_prompt))
+        if self._skip and not result.trainable[0]:
             # verl's v1 rollout drops a session that raises: the sample is left out of training.
-            raise SkippedSample(self.spec.display_name, str(scored.result.errors[scored.position]))
-        return self._output(scored.result, scored.position)
+            raise SkippedSample(self.spec.display_name, str(result.errors[0]))
+        return self._output(result, 0)
 
     def __call__(self, data: Any, return_dict: bool = False) -> Any:
         """verl's older reward-manager call: the whole batch, a token-level reward tensor."""
         check_skip("verl_legacy", self.reward_config.on_error)  # one call for the batch: no drop
         responses = [_response(data, i, self._wants_prompt) for i in range(len(data))]
-        result = _run_sync(self._score_responses(responses))
+        result = self._scorer.score(self._samples(responses))
         tensor = self.assemble_rm_scores(data, result.scores)
         if not return_dict:
             return tensor
@@ -96,7 +96,7 @@ class RewardManager(RewardManagerBase):
                  for k in self.extra_keys}
         return {"reward_tensor": tensor, "reward_extra_info": {**extra, ERROR_KEY: result.errors}}
 
-    async def _score_responses(self, responses: list[_Response]) -> BatchResult:
+    def _samples(self, responses: list[_Response]) -> list[Sample]:
         # One batch decode for the whole batch (verl's naive manager decodes one by one).
         texts = decode_ids(self.tokenizer, [r.ids for r in responses], skip_special_tokens=True)
         to_decode = [i for i, r in enumerate(responses) if isinstance(r.prompt, tuple)]
@@ -106,9 +106,8 @@ class RewardManager(RewardManagerBase):
                                  skip_special_tokens=True)
             for i, text in zip(to_decode, decoded):
                 prompts[i] = text
-        samples = [Sample(r.data_source, text, r.ground_truth, r.extra_info, prompt)
-                   for r, text, prompt in zip(responses, texts, prompts)]
-        return await asyncio.to_thread(self._scorer.score, samples)
+        return [Sample(r.data_source, text, r.ground_truth, r.extra_info, prompt)
+                for r, text, prompt in zip(responses, texts, prompts)]
 
     def _output(self, result: BatchResult, index: int) -> dict[str, Any]:
         # verl builds its extra-info arrays from the *first* sample's keys, across
@@ -218,13 +217,3 @@ def _prompt(data: Any, i: int, extras: Mapping[str, Any]) -> Any:
     prompt_ids = data.batch["prompts"][i]
     mask = data.batch["attention_mask"][i, : prompt_ids.shape[-1]].bool()
     return tuple(prompt_ids[mask].tolist())  # a tuple: decoded with the batch
-
-
-def _run_sync(coroutine: Any) -> BatchResult:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)  # type: ignore[no-any-return]
-    raise RuntimeError("RewardManager.__call__ is synchronous: call run_single from a running loop")
-
-
