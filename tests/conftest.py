@@ -121,22 +121,54 @@ def reward_file(tmp_path: Path) -> Callable[[str, str], Path]:
     return write
 
 
+# The real tree's manager, taken before any host is imported (``logging.root.manager``
+# would not do: the root has no manager of its own, it reads ``Logger.manager``).
+_REAL_MANAGER = logging.Logger.manager
+assert _REAL_MANAGER.root is logging.root, "a host swapped logging's root before the tests' conftest ran"
+
+
 def _restore_logging_tree() -> None:
     """Put back ``logging``'s own root and manager if a host swapped them, adopting
-    the loggers made meanwhile (their parents re-linked into the real tree)."""
-    manager = logging.root.manager
+    the loggers made meanwhile (their parents re-linked into the real tree).
+
+    A host may swap more than once before this runs (AReaL swaps on every module
+    import that makes a logger, so at collection several times): loggers made under
+    an earlier swap are in no manager this can see. Ours are found as the module
+    globals of the ``verl_rewards`` packages and re-linked the same way."""
+    manager = _REAL_MANAGER
     rogue = logging.Logger.manager
-    if rogue is manager and logging.Logger.root is logging.root:
+    if rogue is manager and logging.Logger.root is logging.root and not _orphaned_loggers(manager):
         return
     logging.Logger.root, logging.Logger.manager = logging.root, manager
     for name, lg in list(rogue.loggerDict.items()):
         if isinstance(lg, logging.Logger) and not isinstance(manager.loggerDict.get(name), logging.Logger):
             manager.loggerDict[name], lg.manager, lg.disabled = lg, manager, False
     loggers = {n: lg for n, lg in manager.loggerDict.items() if isinstance(lg, logging.Logger)}
-    for name, lg in loggers.items():  # each to its nearest ancestor in the real tree
-        parts = name.split(".")
+    orphans = _orphaned_loggers(manager)
+    for lg in orphans:
+        if not isinstance(manager.loggerDict.get(lg.name), logging.Logger):
+            manager.loggerDict[lg.name] = loggers[lg.name] = lg
+        lg.manager, lg.disabled = manager, False
+    for lg in [*loggers.values(), *orphans]:  # each to its nearest ancestor in the real tree
+        parts = lg.name.split(".")
         ancestors = (".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1))
         lg.parent = next((loggers[a] for a in ancestors if a in loggers), logging.root)
+
+
+def _orphaned_loggers(manager: logging.Manager) -> list[logging.Logger]:
+    """Our modules' loggers cut off from the real tree: made by another manager, or
+    their parents leading to another root."""
+    return [value for module_name, module in list(sys.modules.items())
+            if module_name.startswith("verl_rewards") and module is not None
+            for value in list(vars(module).values())
+            if isinstance(value, logging.Logger) and value is not logging.root
+            and (value.manager is not manager or _top(value) is not logging.root)]
+
+
+def _top(logger: logging.Logger) -> logging.Logger:
+    while logger.parent is not None:
+        logger = logger.parent
+    return logger
 
 
 @pytest.fixture(autouse=True)
@@ -149,15 +181,15 @@ def _logging_as_it_was() -> Iterator[None]:
     disabled, and loggers made after it hang off a root that pytest's ``caplog``
     never sees. Each test starts and ends with the real tree, its loggers enabled."""
     _restore_logging_tree()
-    for name, lg in logging.root.manager.loggerDict.items():  # ours, disabled at collection
+    for name, lg in _REAL_MANAGER.loggerDict.items():  # ours, disabled at collection
         if isinstance(lg, logging.Logger) and name.startswith("verl_rewards"):
             lg.disabled = False
-    enabled = {name for name, lg in logging.root.manager.loggerDict.items()
+    enabled = {name for name, lg in _REAL_MANAGER.loggerDict.items()
                if isinstance(lg, logging.Logger) and not lg.disabled}
     yield
     _restore_logging_tree()
     for name in enabled:
-        logger = logging.root.manager.loggerDict.get(name)
+        logger = _REAL_MANAGER.loggerDict.get(name)
         if isinstance(logger, logging.Logger):
             logger.disabled = False
 

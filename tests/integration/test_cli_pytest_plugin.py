@@ -28,8 +28,8 @@ def test_fixture_passes_a_good_plugin_and_fails_a_broken_one_with_its_report(bro
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed, 1 passed" in done.stdout
     assert ("verl-rewards check failed:\nFAIL broken (broken-rewards 0.2)\n     - cannot load "
-            "reward broken (broken-rewards 0.2): importing plug_broken failed: "
-            "ModuleNotFoundError: No module named 'numpyy_not_installed'") in done.stdout
+            "reward broken (broken-rewards 0.2): importing plug_broken failed") in done.stdout
+    assert "install 'numpyy_not_installed' here, or correct the name" in done.stdout
 
 
 def test_the_plugin_is_light_at_import():

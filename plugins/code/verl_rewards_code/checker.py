@@ -22,6 +22,7 @@ import functools
 import hashlib
 import json
 import math
+import signal
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -80,7 +81,8 @@ def verdict(result: RunResult, language: str = "python") -> float:
     if result.setup_error is not None:
         raise CheckerError(f"{who} could not run: {result.setup_error}")
     if result.timed_out or result.signal is not None:
-        what = "timed out" if result.timed_out else f"was killed by signal {result.signal}"
+        out_of_cpu = result.signal == signal.SIGXCPU  # its CPU-time limit, the same budget as the clock's
+        what = "timed out" if result.timed_out or out_of_cpu else f"was killed by signal {result.signal}"
         raise CheckerError(f"{who} {what}{_stderr_tail(result)}")
     if result.output_limit_hit:
         raise CheckerError(f"{who} wrote more than its output limit")

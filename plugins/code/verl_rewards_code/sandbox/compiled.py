@@ -46,7 +46,10 @@ def compile_failure(result: RunResult, limits_timeout_s: float) -> str | None:
     """Why a compile run failed (the compiler's first lines, or the limit it hit); None if it worked."""
     if result.setup_error is not None:
         return None  # the sandbox's fault, not the program's: raised by the caller
-    if result.timed_out or (result.signal is not None and result.signal in (9, 24) and not result.memory_limit_hit):
+    out_of_cpu = result.signal is not None and result.signal in (9, 24) and not result.memory_limit_hit
+    # g++'s driver survives its cc1plus meeting the CPU limit and reports an internal error
+    driver_saw_cpu_limit = result.exit_code != 0 and "CPU time limit exceeded" in result.stderr + result.stdout
+    if result.timed_out or out_of_cpu or driver_saw_cpu_limit:
         return f"compilation did not finish within {limits_timeout_s:g} s"
     if result.memory_limit_hit:
         return "compilation ran out of memory (compile_memory_mb)"
