@@ -68,7 +68,8 @@ RUN = {
     ("README.md", 1): "from verl_rewards import Scorer",
     ("docs/cli.md", 0): "def test_my_reward_passes_check(verl_reward_check):",
     ("docs/composition.md", 0): "from verl_rewards import Scorer",
-    ("docs/integrations/trl.md", 1): "reward_func(reward={",
+    ("docs/integrations/trl.md", 1): "from verl_rewards.integrations.trl import reward_func",
+    ("docs/integrations/trl.md", 2): "reward_func(reward={",
     ("docs/integrations/verl.md", 0): "from verl_rewards.integrations.verl import reference",
     ("docs/model-rewards.md", 0): "def compute_score(data_source, solution_str, ground_truth, "
                                   "extra_info=None, prompt=None):",
@@ -184,11 +185,16 @@ def test_cli_pytest_fixture_example(make_dist):
     namespace["test_my_reward_passes_check"](assert_plugin_ok)
 
 
+def test_trl_reward_function_scores_offline_as_grpo_trainer_calls_it():
+    namespace = _run(_block("docs/integrations/trl.md", 1), "trl.md[1]")  # checks the printed scores
+    assert namespace["scores"] == [1.0, 0.0]
+
+
 def test_trl_composite_reward_function_builds():
     from verl_rewards.integrations.trl import reward_func
 
     namespace: dict[str, Any] = {"reward_func": reward_func}
-    _run(_block("docs/integrations/trl.md", 1), "trl.md[1]", namespace)
+    _run(_block("docs/integrations/trl.md", 2), "trl.md[2]", namespace)
 
 
 def test_verl_pre_launch_check_accepts_the_documented_config():
