@@ -56,29 +56,29 @@ for dir in "${dirs[@]}"; do
     [ -f "$dir/pyproject.toml" ] && editable+=(-e "./${dir%/}")
 done
 
-pip install --quiet --upgrade pip setuptools wheel
+pip install --quiet --upgrade pip "setuptools>=77" wheel  # setuptools: every package here builds with it
 pip install --quiet "torch==2.13.0" "${pin[@]}"
-pip install --quiet "${editable[@]}" "torch==2.13.0" "${pin[@]}"  # the pin again: no peer may move torch
+# Every package here builds with setuptools>=77 (installed just above): building them in
+# this environment saves pip an isolated build environment per package.
+pip install --quiet --no-build-isolation "${editable[@]}" "torch==2.13.0" "${pin[@]}"  # the pin again: no peer may move torch
 if [ "$TEST" = 1 ]; then
-    # OpenRLHF's reward-file loader and argument parser (the tests run them); its
-    # GPU stack (vLLM, DeepSpeed, flash-attn) is not needed for that.
-    pip install --quiet --no-deps "openrlhf==0.11.2" "${pin[@]}"
-    pip install --quiet pylatexenc "${pin[@]}"
-    # verifiers 0.4.0 pins openai<3, which verl-rewards-models (openai>=3) cannot share:
-    # install it without its dependencies, then all of them but openai (the task and
-    # reward API the tests run does not call openai; it imports fine with openai 3).
-    pip install --quiet --no-deps "verifiers==0.4.0" "${pin[@]}"
-    pip install --quiet "aiohttp>=3.14.1" "anthropic>=1.0.0" "gepa>=0.0.6" "h11>=0.16.0" \
+    # Three peers go in without their dependencies, then only the dependencies the tests need:
+    # * OpenRLHF 0.11.2: its reward-file loader and argument parser (the tests run them);
+    #   its GPU stack (vLLM, DeepSpeed, flash-attn) is not needed for that;
+    # * verifiers 0.4.0 pins openai<3, which verl-rewards-models (openai>=3) cannot share:
+    #   all its dependencies but openai (the task and reward API the tests run does not
+    #   call openai; it imports fine with openai 3);
+    # * AReaL 1.0.4 pins torch<2.11 and transformers<=5.3 and pulls a GPU and agent stack:
+    #   only what `import areal` and its AsyncRewardWrapper (areal.api.reward_api) import.
+    pip install --quiet --no-deps "openrlhf==0.11.2" "verifiers==0.4.0" "areal==1.0.4" "${pin[@]}"
+    pip install --quiet pylatexenc \
+        "aiohttp>=3.14.1" "anthropic>=1.0.0" "gepa>=0.0.6" "h11>=0.16.0" \
         "httpx2>=2.12.0" "httpx>=0.27.0" "loguru>=0.7.0" "math-verify>=0.8.0" "mcp==2.0.0" \
         "msgpack>=1.1.2" "numpy>=2.1.0" "prime-pydantic-config[toml]>=0.4.3" "prime-runs>=0.1.4" \
         "prime-sandboxes>=0.4.2" "prime-tunnel>=0.1.14" "pydantic>=2.12.3" "pyzmq>=27.1.0" \
         "renderers[multimodal]>=0.1.12" "rich>=11.0.0" "tenacity>=8.5.0" "tomli-w>=1.0.0" \
-        "typing-extensions>=4.12.2" "uvicorn>=0.52.0" "openai>=3,<4" "torch==2.13.0" "${pin[@]}"
-    # AReaL 1.0.4 pins torch<2.11 and transformers<=5.3 and pulls a GPU and agent stack:
-    # install it without its dependencies, plus only what `import areal` and its
-    # AsyncRewardWrapper (areal.api.reward_api) import.
-    pip install --quiet --no-deps "areal==1.0.4" "${pin[@]}"
-    pip install --quiet colorlog flask lark uvloop numba einops "torch==2.13.0" "${pin[@]}"
+        "typing-extensions>=4.12.2" "uvicorn>=0.52.0" "openai>=3,<4" \
+        colorlog flask lark uvloop numba einops "torch==2.13.0" "${pin[@]}"
 fi
 [ "$DRY" = 1 ] || pip_peer_note "the tests run their reward loaders and APIs, not their GPU and agent stacks; verifiers' openai<3 pin would break verl-rewards-models"
 [ "$DRY" = 1 ] || echo "installed into $VENV (editable): verl-rewards + $(( ${#editable[@]} / 2 - 1 )) plugin package(s)$([ "$TEST" = 1 ] && echo ', with the test tools and test plugins')"

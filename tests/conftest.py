@@ -98,6 +98,31 @@ def _restore_modules() -> Iterator[None]:
     resolve_module._cache.update(cache)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Groups for pytest-xdist (``--dist loadgroup``, set in pyproject.toml).
+
+    Tests on the shared Ray session go to two groups, by file, so at most two workers
+    start a session; tests whose file makes a module- or session-wide fixture stay
+    together, so it is made once; every other test goes wherever a worker is free."""
+    ray_files = sorted({_file(item) for item in items if "ray_session" in getattr(item, "fixturenames", ())})
+    for item in items:
+        file = _file(item)
+        if file in ray_files:
+            item.add_marker(pytest.mark.xdist_group(f"ray-session-{ray_files.index(file) % 2}"))
+        elif _makes_a_shared_fixture(item, file):
+            item.add_marker(pytest.mark.xdist_group(file))
+
+
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def _makes_a_shared_fixture(item: pytest.Item, file: str) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    defs = getattr(info, "name2fixturedefs", {}) if info is not None else {}
+    return any(d.scope != "function" and d.baseid == file for chain in defs.values() for d in chain)
+
+
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:
     """One local Ray session for the whole test run (token auth stays on)."""

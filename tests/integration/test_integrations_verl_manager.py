@@ -235,7 +235,7 @@ def test_hangs_crashes_raises_and_nan_fail_only_themselves(ray_session, tokenize
     assert errors[3].startswith("WorkerDied")
     assert "RuntimeError: the reward raised on purpose" in errors[4]
     assert errors[5].startswith("RewardValueError")
-    assert elapsed < 45
+    assert elapsed < 120  # a hang check (each fault is bounded by timeout_s=3), not a speed test
 
 
 def test_the_prompt_reaches_a_reward_that_asks_for_it(ray_session, tokenizer_dir, tmp_path):

@@ -19,7 +19,8 @@ def _commands(*args: str) -> list[str]:
 def _project_args(commands: list[str]) -> list[str]:
     """The editable install's arguments, without the torch pin repeated at its end."""
     (project,) = [c for c in commands if " -e .[" in c]
-    args = project.split()[3:]
+    assert project.startswith("pip install --quiet --no-build-isolation ")  # setuptools is in the venv
+    args = project.split()[4:]
     assert args[-3:] == ["torch==2.13.0", "-c", "constraints.txt"]  # no peer may move torch
     return args[:-3]
 
@@ -42,13 +43,13 @@ def test_the_test_install_adds_test_tools_peers_and_test_plugins():
     project = _project_args(commands)
     assert project[:2] == ["-e", ".[trainer,dev,serve,test,peers]"]
     assert project[-2:] == ["-e", "./tests/fixtures/testkit"]
-    # OpenRLHF's loader and parser, without its GPU stack
-    assert "pip install --quiet --no-deps openrlhf==0.11.2 -c constraints.txt" in commands
-    # verifiers without its openai<3 pin; AReaL without its torch<2.11 pin: torch stays
-    assert "pip install --quiet --no-deps verifiers==0.4.0 -c constraints.txt" in commands
-    assert "pip install --quiet --no-deps areal==1.0.4 -c constraints.txt" in commands
-    later = commands[commands.index("pip install --quiet --no-deps verifiers==0.4.0 -c constraints.txt"):]
-    assert all(c.endswith("torch==2.13.0 -c constraints.txt") for c in later if "--no-deps" not in c)
+    # OpenRLHF's loader and parser without its GPU stack; verifiers without its openai<3
+    # pin; AReaL without its torch<2.11 pin: torch stays
+    peers = "pip install --quiet --no-deps openrlhf==0.11.2 verifiers==0.4.0 areal==1.0.4 -c constraints.txt"
+    assert peers in commands
+    later = commands[commands.index(peers) + 1:]
+    assert later and all(c.endswith("torch==2.13.0 -c constraints.txt") for c in later)
+    assert "openai>=3,<4" in later[0].split()
 
 
 def test_an_unknown_option_exits_2():

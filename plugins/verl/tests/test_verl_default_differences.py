@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import random
 import re
 import time
 from collections.abc import Iterator
@@ -139,9 +140,17 @@ def test_a_malformed_code_reference_fails_the_sample_instead_of_scoring_it(
 def test_a_search_reference_without_targets_fails_every_sample() -> None:
     with pytest.raises(ValueError, match=r"searchR1 ground truth must be \{\"target\": \[answers\]\}, not dict"):
         compute_score("searchR1_nq", "no answer here", {"answers": ["Paris"]})
+    # verl reads ground_truth["target"] when it finds an answer, and when it prints its
+    # 1-in-64 debug lines: a seed whose first draw does not print, then one that does
+    random.seed(0)
     assert default_compute_score("searchR1_nq", "no answer here", {"answers": ["Paris"]}) == 0.0
     with pytest.raises(KeyError):
         default_compute_score("searchR1_nq", "<answer>Paris</answer>", {"answers": ["Paris"]})
+    random.seed(0)
+    for _ in range(33):
+        random.randint(1, 64)  # the draws verl makes, up to the first that prints
+    with pytest.raises(KeyError):
+        default_compute_score("searchR1_nq", "no answer here", {"answers": ["Paris"]})
 
 
 def test_a_search_reference_may_be_json_text() -> None:
