@@ -14,6 +14,7 @@ import textwrap
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,20 +48,6 @@ def namespaces(chosen: Isolation) -> Isolation:
 
 def run(source: str, stdin: str = "", limits: Limits = FAST) -> RunResult:
     return run_program(textwrap.dedent(source), stdin, limits)
-
-
-def processes_of(uid: int) -> list[int]:
-    """Pids of live processes running as ``uid``."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        uid_line = next((line for line in status.splitlines() if line.startswith("Uid:")), "")
-        if uid_line and int(uid_line.split()[1]) == uid:
-            pids.append(int(entry.name))
-    return pids
 
 
 def run_uid(result: RunResult) -> int:
@@ -107,7 +94,9 @@ def test_huge_output_is_cut_at_the_file_size_limit() -> None:
     assert len(result.stdout) <= FAST.max_output_bytes
 
 
-def test_fork_bomb_is_contained_and_leaves_no_process_behind(namespaces: Isolation) -> None:
+def test_fork_bomb_is_contained_and_leaves_no_process_behind(
+    namespaces: Isolation, processes_of: Callable[[int], list[int]]
+) -> None:
     started = time.monotonic()
     result = run(
         """
@@ -127,7 +116,9 @@ def test_fork_bomb_is_contained_and_leaves_no_process_behind(namespaces: Isolati
     assert subprocess.run(["true"], check=False).returncode == 0  # the caller can still fork
 
 
-def test_process_limit_caps_the_number_of_processes(namespaces: Isolation) -> None:
+def test_process_limit_caps_the_number_of_processes(
+    namespaces: Isolation, processes_of: Callable[[int], list[int]]
+) -> None:
     result = run(
         """
         import os, time

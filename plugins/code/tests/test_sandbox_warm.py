@@ -17,6 +17,7 @@ import shutil
 import signal
 import textwrap
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -48,19 +49,6 @@ def run(sandbox: Sandbox, source: str, stdin: str = "") -> RunResult:
     return result
 
 
-def uids_processes(uid: int) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        line = next((x for x in status.splitlines() if x.startswith("Uid:")), "")
-        if line and int(line.split()[1]) == uid:
-            pids.append(int(entry.name))
-    return pids
-
-
 LEAVE = """
     import builtins, ctypes, json, os, sys, time
     libc = ctypes.CDLL(None, use_errno=True)
@@ -87,7 +75,9 @@ LOOK = """
     """
 
 
-def test_a_run_sees_nothing_a_previous_run_left(sandbox: Sandbox, server: warm.WarmServer) -> None:
+def test_a_run_sees_nothing_a_previous_run_left(
+    sandbox: Sandbox, server: warm.WarmServer, processes_of: Callable[[int], list[int]]
+) -> None:
     before = server.server_pid()
     left = run(sandbox, LEAVE)
     uid, made = left.stdout.split()
@@ -95,7 +85,7 @@ def test_a_run_sees_nothing_a_previous_run_left(sandbox: Sandbox, server: warm.W
     looked = run(sandbox, LOOK)
     # Only the run's runner (PID 1) and the program itself are in its PID namespace.
     assert ast.literal_eval(looked.stdout) == [[], [], -1, False, False, False, False, True]
-    assert uids_processes(int(uid)) == []  # the daemon died with its run's PID namespace
+    assert processes_of(int(uid)) == []  # the daemon died with its run's PID namespace
     assert server.server_pid() == before  # both runs came from the same warm server
 
 

@@ -1,0 +1,82 @@
+"""Fixtures shared by the code plugin's tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+
+def _processes_of(uid: int) -> list[int]:
+    """Pids of live processes running as ``uid``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        uid_line = next((line for line in status.splitlines() if line.startswith("Uid:")), "")
+        if uid_line and int(uid_line.split()[1]) == uid:
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.fixture(scope="session")
+def processes_of() -> Callable[[int], list[int]]:
+    """``processes_of(uid)``: pids of live processes running as ``uid`` (a run's fresh uid:
+    none may outlive the run)."""
+    return _processes_of
+
+
+# Programs whose ``add`` returns an object that claims to equal whatever it is compared
+# with, or changes what the comparison uses: under the assert harness and the call
+# harness alike, none may pass a test.
+EQUALITY_FORGERIES = {
+    "always-equal object": """
+        class Anything:
+            def __eq__(self, other):
+                return True
+            __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__
+            def __hash__(self):
+                return 0
+        def add(a, b):
+            return Anything()
+        """,
+    "int subclass": """
+        class Int(int):
+            def __eq__(self, other):
+                return True
+        def add(a, b):
+            return Int(0)
+        """,
+    "always-equal list subclass inside": """
+        class L(list):
+            def __eq__(self, other):
+                return True
+        def add(a, b):
+            return [L()]
+        """,
+    "plain list subclass inside": """
+        class Box(list):
+            pass
+        def add(a, b):
+            return [Box()] if a else 0
+        """,
+    "patches type() mid-comparison": """
+        import builtins
+        class Anything:
+            def __eq__(self, other):
+                return True
+        def add(a, b):
+            builtins.type = lambda x: int
+            builtins.isinstance = lambda *x: True
+            return Anything()
+        """,
+}
+
+
+@pytest.fixture(params=list(EQUALITY_FORGERIES.values()), ids=list(EQUALITY_FORGERIES))
+def equality_forgery(request: pytest.FixtureRequest) -> str:
+    """Each program of ``EQUALITY_FORGERIES`` (indented, as in a test module: dedent it)."""
+    return str(request.param)
