@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import shutil
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from verl_rewards_code.sandbox import Isolation
+from verl_rewards_code.sandbox import isolation as isolation_module
 
 
 def _processes_of(uid: int) -> list[int]:
     """Pids of live processes running as ``uid``."""
     pids = []
     for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():  # /proc/self and /proc/thread-self are the caller
+            continue
         try:
             status = (entry / "status").read_text()
         except OSError:
@@ -27,6 +33,42 @@ def processes_of() -> Callable[[int], list[int]]:
     """``processes_of(uid)``: pids of live processes running as ``uid`` (a run's fresh uid:
     none may outlive the run)."""
     return _processes_of
+
+
+def _user_namespace_isolation(base: Isolation) -> Isolation:
+    unshare = shutil.which("unshare") or "unshare"
+    return Isolation("namespaces", (unshare, "--user", "--map-root-user", *isolation_module._NAMESPACES),
+                     drop_caps=True, mount=True, binds=base.binds, seccomp=base.seccomp)
+
+
+@pytest.fixture(scope="session")
+def user_namespace_isolation() -> Callable[[Isolation], Isolation]:
+    """``user_namespace_isolation(base)``: the namespace sandbox a caller who is not root gets
+    (a user namespace, no capabilities) with ``base``'s binds and seccomp filter. Root can
+    build it too, so it runs here either way."""
+    return _user_namespace_isolation
+
+
+def _escape_attempts(paths: list[str]) -> str:
+    return textwrap.dedent(f"""
+        for path in {paths!r}:
+            try:
+                open(path).read()
+                print("read", path)
+            except OSError as e:
+                print(type(e).__name__)
+        try:
+            open("/usr/escape", "w")
+        except OSError as e:
+            print(e.errno)
+        """)
+
+
+@pytest.fixture(scope="session")
+def escape_attempts() -> Callable[[list[str]], str]:
+    """``escape_attempts(paths)``: the source of a program that tries to read each of ``paths``
+    (printing ``read <path>`` or the error's type), then to write /usr/escape (printing the errno)."""
+    return _escape_attempts
 
 
 # Programs whose ``add`` returns an object that claims to equal whatever it is compared

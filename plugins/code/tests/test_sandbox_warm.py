@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 from verl_rewards_code.sandbox import Isolation, Limits, RunResult, Sandbox, launch, warm
-from verl_rewards_code.sandbox import isolation as isolation_module
 
 LIMITS = Limits(timeout_s=10.0, memory_mb=512, max_output_bytes=64 * 1024, max_processes=8, disk_mb=16)
 
@@ -176,30 +175,24 @@ def test_python_in_the_warm_interpreter_behaves_as_in_a_fresh_one(sandbox: Sandb
         assert normalised(warm_run) == normalised(fresh_run), source
 
 
-def test_the_user_namespace_sandbox_of_non_root_callers_is_warm_too(sandbox: Sandbox, tmp_path: Path) -> None:
-    # What a caller who is not root gets (a server in a user namespace); root can build it too.
-    unshare = shutil.which("unshare") or "unshare"
-    user_ns = Isolation("namespaces", (unshare, "--user", "--map-root-user", *isolation_module._NAMESPACES),
-                        drop_caps=True, mount=True, binds=sandbox.isolation.binds, seccomp=sandbox.isolation.seccomp)
+def test_the_user_namespace_sandbox_of_non_root_callers_is_warm_too(
+    sandbox: Sandbox,
+    tmp_path: Path,
+    user_namespace_isolation: Callable[[Isolation], Isolation],
+    escape_attempts: Callable[[list[str]], str],
+) -> None:
+    # What a caller who is not root gets: a server in a user namespace.
+    user_ns = user_namespace_isolation(sandbox.isolation)
     secret = tmp_path / "dataset.jsonl"
     secret.write_text("expected outputs\n")
-    source = f"""
+    source = escape_attempts([str(secret)]) + textwrap.dedent("""
         import os
-        try:
-            open({str(secret)!r}).read()
-            print("read")
-        except OSError as e:
-            print(type(e).__name__)
-        try:
-            open("/usr/escape", "w")
-        except OSError as e:
-            print(e.errno)
         status = open("/proc/self/status").read()
         print([line.split()[1] for line in status.splitlines() if line.startswith(("CapEff", "CapPrm", "CapBnd"))])
         print(os.getuid(), sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
-        """
+        """)
     user_sandbox = Sandbox(user_ns, sandbox.python)
-    result = user_sandbox.run(textwrap.dedent(source), "", LIMITS)
+    result = user_sandbox.run(source, "", LIMITS)
     assert warm.server_for(user_ns, sandbox.python) is not None
     assert result.ok, result.setup_error or result.stderr
     no_capabilities = str(["0000000000000000"] * 3)
