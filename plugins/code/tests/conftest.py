@@ -64,11 +64,14 @@ def _escape_attempts(paths: list[str]) -> str:
         """)
 
 
-@pytest.fixture(scope="session")
-def escape_attempts() -> Callable[[list[str]], str]:
-    """``escape_attempts(paths)``: the source of a program that tries to read each of ``paths``
-    (printing ``read <path>`` or the error's type), then to write /usr/escape (printing the errno)."""
-    return _escape_attempts
+@pytest.fixture
+def escape_attempts(tmp_path: Path) -> Callable[[list[str]], str]:
+    """``escape_attempts(paths)``: the source of a program that tries to read a dataset file of
+    the host (in ``tmp_path``), then each of ``paths`` (printing ``read <path>`` or the error's
+    type), then to write /usr/escape (printing the errno)."""
+    secret = tmp_path / "dataset.jsonl"
+    secret.write_text("expected outputs\n")
+    return lambda paths: _escape_attempts([str(secret), *paths])
 
 
 # Programs whose ``add`` returns an object that claims to equal whatever it is compared
