@@ -20,7 +20,6 @@ it adds per item over the baseline.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import sys
@@ -33,8 +32,7 @@ from typing import Any
 from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_token_rewards import build_tokenizer
-from bench_verl_manager import MANAGER, gsm8k_batch, verl_config
+from bench_verl_manager import MANAGER, gsm8k_run, verl_config
 
 from verl_rewards import Sample, Scorer
 from verl_rewards.integrations.verl import compute_score_async
@@ -63,12 +61,7 @@ def on(loop: asyncio.AbstractEventLoop, make: Callable[[], Awaitable[Any]]) -> C
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=2048)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-    tokenizer = build_tokenizer()
-    data = gsm8k_batch(tokenizer, args.n)
+    args, tokenizer, data = gsm8k_run(__doc__, repeat=5)
     prompt_len = data.batch["prompts"].shape[1]
     texts = [tokenizer.decode(data.batch["responses"][i][: int(data.batch["attention_mask"][i, prompt_len:].sum())],
                               skip_special_tokens=True) for i in range(args.n)]

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import ray
@@ -90,13 +91,19 @@ def timed(config, data: DataProto, repeat: int) -> tuple[float, torch.Tensor]:
             ray.kill(worker)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def gsm8k_run(doc: str | None, repeat: int) -> tuple[argparse.Namespace, Any, DataProto]:
+    """The command line (``--n`` responses, best of ``--repeat``), the tokenizer, and the
+    batch of ``--n`` gsm8k responses (this script's and bench_microbatch.py's)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=2048)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=repeat)
     args = parser.parse_args()
     tokenizer = build_tokenizer()
-    data = gsm8k_batch(tokenizer, args.n)
+    return args, tokenizer, gsm8k_batch(tokenizer, args.n)
+
+
+def main() -> int:
+    args, tokenizer, data = gsm8k_run(__doc__, repeat=3)
     mask = data.batch["attention_mask"][:, data.batch["prompts"].shape[1]:]
     print(f"batch: {args.n} responses, mean {mask.sum(-1).float().mean():.0f} tokens; "
           f"RewardLoopManager with 2 reward-loop actors")

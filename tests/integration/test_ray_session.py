@@ -51,6 +51,27 @@ def _processes_with(marker: str, command: str = "") -> list[int]:
     return found
 
 
+def _wait_for_agents(marker: str, failure: str) -> None:
+    """Wait (60 s at most) until the Ray session of ``marker`` runs its dashboard agents;
+    fail saying ``failure`` if it never does."""
+    deadline = time.monotonic() + 60
+    while not _processes_with(marker, "dashboard/agent.py") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _processes_with(marker, "dashboard/agent.py"), failure
+
+
+def _assert_none_left(marker: str) -> None:
+    """Every process of ``marker`` ends within 10 s (a bare interrupted ray.init leaves
+    them for minutes); any left are killed, not leaked into other tests, and fail the test."""
+    deadline = time.monotonic() + 10
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = _processes_with(marker)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
 def test_closing_one_scorer_leaves_the_session_another_still_uses():
     result = _run(f"""
         import ray
@@ -121,10 +142,7 @@ def test_ctrl_c_while_ray_starts_leaves_no_process_of_that_session():
         assert child.stdout is not None and child.stdout.readline() == "starting\n"
         # The agents the raylet starts are the processes a bare interrupted
         # ray.init leaves behind: interrupt once they exist, before ray.init returns.
-        deadline = time.monotonic() + 60
-        while not _processes_with(marker, "dashboard/agent.py") and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert _processes_with(marker, "dashboard/agent.py"), "Ray never started its agents"
+        _wait_for_agents(marker, "Ray never started its agents")
         os.killpg(child.pid, signal.SIGINT)
         out, _ = child.communicate(timeout=90)
     finally:
@@ -132,13 +150,7 @@ def test_ctrl_c_while_ray_starts_leaves_no_process_of_that_session():
             child.kill()
             child.wait(timeout=30)
     assert out.strip() == "interrupted" and child.returncode == 130
-    deadline = time.monotonic() + 10  # a bare interrupted ray.init leaves them for minutes
-    while _processes_with(marker) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    left = _processes_with(marker)
-    for pid in left:  # do not leak them into other tests, but still fail
-        os.kill(pid, signal.SIGKILL)
-    assert left == []
+    _assert_none_left(marker)
 
 
 # -- a stale ray_current_cluster (issue 26, item 19) ------------------------------------------
@@ -187,10 +199,7 @@ def test_a_stale_cluster_file_starts_a_fresh_session_that_sigterm_stops_leaving_
     marker = f"VERL_REWARDS_TEST_SESSION={uuid.uuid4().hex}"
     proc = _score_on_ray(root, marker, tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while not _processes_with(marker, "dashboard/agent.py") and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert _processes_with(marker, "dashboard/agent.py"), "Ray never started a local session"
+        _wait_for_agents(marker, "Ray never started a local session")
         proc.send_signal(signal.SIGTERM)  # as `kill` or a job scheduler sends it
         _, err = proc.communicate(timeout=90)  # the start ends, then Ray is shut down
     finally:
@@ -198,10 +207,4 @@ def test_a_stale_cluster_file_starts_a_fresh_session_that_sigterm_stops_leaving_
     assert proc.returncode == 130, err[-2000:]
     assert _stale_warning(root, address) in err and "verl-rewards: interrupted" in err
     assert list((root / "ray").glob("session_*"))  # the fresh session lived in the private root
-    deadline = time.monotonic() + 10
-    while _processes_with(marker) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    left = _processes_with(marker)
-    for pid in left:  # do not leak them into other tests, but still fail
-        os.kill(pid, signal.SIGKILL)
-    assert left == []
+    _assert_none_left(marker)

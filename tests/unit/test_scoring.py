@@ -185,15 +185,9 @@ def batch(data_sources, solution_strs, ground_truths, extra_infos):
 
 async def async_sample(data_source, solution_str, ground_truth, extra_info=None):
     await asyncio.sleep(0)
-    if solution_str == "exit":
-        sys.exit(0)
-    if solution_str == "interrupt":
-        raise KeyboardInterrupt("the reward's own")
-    if solution_str == "generator_exit":
-        raise GeneratorExit("closed")
     if solution_str == "cancelled":
         raise asyncio.CancelledError("its own")
-    return 1.0
+    return sample(data_source, solution_str, ground_truth, extra_info)  # its exits, raised in the coroutine
 '''
 
 

@@ -196,33 +196,13 @@ def test_crashing_slow_and_missing_functions_score_nothing() -> None:
     assert score("raise SystemExit(3)\ndef add(a, b):\n    return a + b\n") == (0.0, "error,error")
 
 
+def test_an_object_that_claims_equality_cannot_pass_a_call(equality_forgery: str) -> None:
+    assert score(equality_forgery) == (0.0, "fail,fail")
+
+
 @pytest.mark.parametrize(
     "program",
     [
-        """
-        class Anything:
-            def __eq__(self, other):
-                return True
-            __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__
-            def __hash__(self):
-                return 0
-        def add(a, b):
-            return Anything()
-        """,
-        """
-        class Int(int):
-            def __eq__(self, other):
-                return True
-        def add(a, b):
-            return Int(0)
-        """,
-        """
-        class L(list):
-            def __eq__(self, other):
-                return True
-        def add(a, b):
-            return [L()]
-        """,
         """
         import ctypes, gc
         def add(a, b):
@@ -236,8 +216,7 @@ def test_crashing_slow_and_missing_functions_score_nothing() -> None:
         "import os\nos._exit(0)\n",
         "print('\\n3\\ncode_exec-assertion-held-' + '0' * 32)\ndef add(a, b):\n    return 7\n",
     ],
-    ids=["always-equal object", "int subclass", "list subclass inside", "patched __eq__", "os._exit in the call",
-         "os._exit at import", "printed verdict"],
+    ids=["patched __eq__", "os._exit in the call", "os._exit at import", "printed verdict"],
 )
 def test_a_call_cannot_be_forged(program: str) -> None:
     assert score(program)[0] == 0.0

@@ -51,45 +51,8 @@ def test_exiting_0_before_the_asserts_ran_is_a_failure(program: str) -> None:
     assert score(program)[0] == 0.0
 
 
-@pytest.mark.parametrize(
-    "program",
-    [
-        """
-        class Anything:
-            def __eq__(self, other):
-                return True
-            __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__
-        def add(a, b):
-            return Anything()
-        """,
-        """
-        class Int(int):
-            def __eq__(self, other):
-                return True
-        def add(a, b):
-            return Int(0)
-        """,
-        """
-        class Box(list):
-            pass
-        def add(a, b):
-            return [Box()] if a else 0
-        """,
-        """
-        import builtins
-        class Anything:
-            def __eq__(self, other):
-                return True
-        def add(a, b):
-            builtins.type = lambda x: int
-            builtins.isinstance = lambda *x: True
-            return Anything()
-        """,
-    ],
-    ids=["always-equal object", "int subclass", "list subclass inside", "patches type() mid-assert"],
-)
-def test_objects_that_claim_equality_cannot_pass(program: str) -> None:
-    assert score(program) == (0.0, "fail,fail")
+def test_objects_that_claim_equality_cannot_pass(equality_forgery: str) -> None:
+    assert score(equality_forgery) == (0.0, "fail,fail")
 
 
 def test_a_replaced_module_function_the_assert_uses_is_a_failure() -> None:

@@ -14,6 +14,7 @@ import textwrap
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,20 +48,6 @@ def namespaces(chosen: Isolation) -> Isolation:
 
 def run(source: str, stdin: str = "", limits: Limits = FAST) -> RunResult:
     return run_program(textwrap.dedent(source), stdin, limits)
-
-
-def processes_of(uid: int) -> list[int]:
-    """Pids of live processes running as ``uid``."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        uid_line = next((line for line in status.splitlines() if line.startswith("Uid:")), "")
-        if uid_line and int(uid_line.split()[1]) == uid:
-            pids.append(int(entry.name))
-    return pids
 
 
 def run_uid(result: RunResult) -> int:
@@ -107,7 +94,9 @@ def test_huge_output_is_cut_at_the_file_size_limit() -> None:
     assert len(result.stdout) <= FAST.max_output_bytes
 
 
-def test_fork_bomb_is_contained_and_leaves_no_process_behind(namespaces: Isolation) -> None:
+def test_fork_bomb_is_contained_and_leaves_no_process_behind(
+    namespaces: Isolation, processes_of: Callable[[int], list[int]]
+) -> None:
     started = time.monotonic()
     result = run(
         """
@@ -127,7 +116,9 @@ def test_fork_bomb_is_contained_and_leaves_no_process_behind(namespaces: Isolati
     assert subprocess.run(["true"], check=False).returncode == 0  # the caller can still fork
 
 
-def test_process_limit_caps_the_number_of_processes(namespaces: Isolation) -> None:
+def test_process_limit_caps_the_number_of_processes(
+    namespaces: Isolation, processes_of: Callable[[int], list[int]]
+) -> None:
     result = run(
         """
         import os, time
@@ -445,33 +436,16 @@ def test_limits_that_leave_too_little_memory_per_process_are_an_error() -> None:
 
 
 def test_the_user_namespace_sandbox_of_non_root_callers_builds_the_same_minimal_root(
-    namespaces: Isolation, tmp_path: Path
+    namespaces: Isolation,
+    user_namespace_isolation: Callable[[Isolation], Isolation],
+    escape_attempts: Callable[[list[str]], str],
 ) -> None:
-    # What a caller who is not root gets; root can build it too, so it runs here either way.
-    user_ns = Isolation(
-        "namespaces",
-        (shutil.which("unshare") or "unshare", "--user", "--map-root-user", *isolation_module._NAMESPACES),
-        drop_caps=True,
-        mount=True,
-        binds=namespaces.binds,
-    )
-    secret = tmp_path / "dataset.jsonl"
-    secret.write_text("expected outputs\n")
-    source = f"""
+    user_ns = user_namespace_isolation(namespaces)
+    source = escape_attempts(["/tmp/ray", "/root/.bash_history"]) + textwrap.dedent("""
         import os
-        for path in {[str(secret), "/tmp/ray", "/root/.bash_history"]!r}:
-            try:
-                open(path).read()
-                print("read", path)
-            except OSError as e:
-                print(type(e).__name__)
-        try:
-            open("/usr/escape", "w")
-        except OSError as e:
-            print(e.errno)
         open("inside.txt", "w").write("ok")
         print(len(os.listdir(os.path.dirname(os.getcwd()))), open("inside.txt").read())
-        """
-    result = launch.execute(user_ns, textwrap.dedent(source), "", FAST, sys.executable)
+        """)
+    result = launch.execute(user_ns, source, "", FAST, sys.executable)
     assert result.ok, result.setup_error or result.stderr
     assert result.stdout.splitlines() == ["FileNotFoundError"] * 3 + ["30", "2 ok"]

@@ -17,12 +17,12 @@ import shutil
 import signal
 import textwrap
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from verl_rewards_code.sandbox import Isolation, Limits, RunResult, Sandbox, launch, warm
-from verl_rewards_code.sandbox import isolation as isolation_module
 
 LIMITS = Limits(timeout_s=10.0, memory_mb=512, max_output_bytes=64 * 1024, max_processes=8, disk_mb=16)
 
@@ -46,19 +46,6 @@ def run(sandbox: Sandbox, source: str, stdin: str = "") -> RunResult:
     result = sandbox.run(textwrap.dedent(source), stdin, LIMITS)
     assert result.setup_error is None, result.setup_error
     return result
-
-
-def uids_processes(uid: int) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        line = next((x for x in status.splitlines() if x.startswith("Uid:")), "")
-        if line and int(line.split()[1]) == uid:
-            pids.append(int(entry.name))
-    return pids
 
 
 LEAVE = """
@@ -87,7 +74,9 @@ LOOK = """
     """
 
 
-def test_a_run_sees_nothing_a_previous_run_left(sandbox: Sandbox, server: warm.WarmServer) -> None:
+def test_a_run_sees_nothing_a_previous_run_left(
+    sandbox: Sandbox, server: warm.WarmServer, processes_of: Callable[[int], list[int]]
+) -> None:
     before = server.server_pid()
     left = run(sandbox, LEAVE)
     uid, made = left.stdout.split()
@@ -95,7 +84,7 @@ def test_a_run_sees_nothing_a_previous_run_left(sandbox: Sandbox, server: warm.W
     looked = run(sandbox, LOOK)
     # Only the run's runner (PID 1) and the program itself are in its PID namespace.
     assert ast.literal_eval(looked.stdout) == [[], [], -1, False, False, False, False, True]
-    assert uids_processes(int(uid)) == []  # the daemon died with its run's PID namespace
+    assert processes_of(int(uid)) == []  # the daemon died with its run's PID namespace
     assert server.server_pid() == before  # both runs came from the same warm server
 
 
@@ -186,30 +175,21 @@ def test_python_in_the_warm_interpreter_behaves_as_in_a_fresh_one(sandbox: Sandb
         assert normalised(warm_run) == normalised(fresh_run), source
 
 
-def test_the_user_namespace_sandbox_of_non_root_callers_is_warm_too(sandbox: Sandbox, tmp_path: Path) -> None:
-    # What a caller who is not root gets (a server in a user namespace); root can build it too.
-    unshare = shutil.which("unshare") or "unshare"
-    user_ns = Isolation("namespaces", (unshare, "--user", "--map-root-user", *isolation_module._NAMESPACES),
-                        drop_caps=True, mount=True, binds=sandbox.isolation.binds, seccomp=sandbox.isolation.seccomp)
-    secret = tmp_path / "dataset.jsonl"
-    secret.write_text("expected outputs\n")
-    source = f"""
+def test_the_user_namespace_sandbox_of_non_root_callers_is_warm_too(
+    sandbox: Sandbox,
+    user_namespace_isolation: Callable[[Isolation], Isolation],
+    escape_attempts: Callable[[list[str]], str],
+) -> None:
+    # What a caller who is not root gets: a server in a user namespace.
+    user_ns = user_namespace_isolation(sandbox.isolation)
+    source = escape_attempts([]) + textwrap.dedent("""
         import os
-        try:
-            open({str(secret)!r}).read()
-            print("read")
-        except OSError as e:
-            print(type(e).__name__)
-        try:
-            open("/usr/escape", "w")
-        except OSError as e:
-            print(e.errno)
         status = open("/proc/self/status").read()
         print([line.split()[1] for line in status.splitlines() if line.startswith(("CapEff", "CapPrm", "CapBnd"))])
         print(os.getuid(), sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))
-        """
+        """)
     user_sandbox = Sandbox(user_ns, sandbox.python)
-    result = user_sandbox.run(textwrap.dedent(source), "", LIMITS)
+    result = user_sandbox.run(source, "", LIMITS)
     assert warm.server_for(user_ns, sandbox.python) is not None
     assert result.ok, result.setup_error or result.stderr
     no_capabilities = str(["0000000000000000"] * 3)

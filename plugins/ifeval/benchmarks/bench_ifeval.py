@@ -20,8 +20,10 @@ import argparse
 import os
 import re
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from verl_rewards_ifeval import text as scan
 from verl_rewards_ifeval.capitals import count_capital_words
@@ -30,33 +32,9 @@ from verl_rewards_ifeval.language import detect_language
 from verl_rewards_ifeval.reward import compute_score, response_variants
 from verl_rewards_ifeval.sentences import split_sentences
 
-ROW = {
-    "keywords:existence": {"keywords": ["river", "bridge"]},
-    "keywords:frequency": {"keyword": "city", "frequency": 3, "relation": "at least"},
-    "keywords:forbidden_words": {"forbidden_words": ["ugly"]},
-    "keywords:letter_frequency": {"letter": "z", "let_frequency": 5, "let_relation": "less than"},
-    "language:response_language": {"language": "en"},
-    "length_constraints:number_sentences": {"num_sentences": 40, "relation": "less than"},
-    "length_constraints:number_paragraphs": {"num_paragraphs": 4},
-    "length_constraints:number_words": {"num_words": 200, "relation": "at least"},
-    "length_constraints:nth_paragraph_first_word": {"num_paragraphs": 4, "nth_paragraph": 2, "first_word": "the"},
-    "detectable_content:number_placeholders": {"num_placeholders": 2},
-    "detectable_content:postscript": {"postscript_marker": "P.S."},
-    "detectable_format:number_bullet_lists": {"num_bullets": 3},
-    "detectable_format:constrained_response": {},
-    "detectable_format:number_highlighted_sections": {"num_highlights": 2},
-    "detectable_format:multiple_sections": {"section_spliter": "Section", "num_sections": 2},
-    "detectable_format:json_format": {},
-    "detectable_format:title": {},
-    "combination:two_responses": {},
-    "combination:repeat_prompt": {"prompt_to_repeat": "Describe a city by its river."},
-    "startend:end_checker": {"end_phrase": "Any other questions?"},
-    "change_case:capital_word_frequency": {"capital_frequency": 10, "capital_relation": "less than"},
-    "change_case:english_capital": {},
-    "change_case:english_lowercase": {},
-    "punctuation:no_comma": {},
-    "startend:quotation": {},
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from every_instruction import ROW
+
 TRUTH = {"instruction_id_list": list(ROW), "kwargs": list(ROW.values())}
 PARAGRAPH = (
     "The city grew along the river, and every *bridge* tells a part of its story. Merchants crossed "

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import itertools
+import sys
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from verl_rewards_text.qa_em import compute_score
 from verl_rewards_text.qa_f1 import compute_score as f1_score
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from verl_peer import verl_qa_em
 
 ANSWERS = ["Paris", "paris.", "The Paris", " PARIS ", "Lyon", "", "Paris, France", "an apple", "U.S."]
 WRAPPERS = ["<answer>{}</answer>", "<think>Let me think.</think>\n<answer>{}</answer>", "{}",
@@ -31,17 +33,6 @@ TARGETS: list[Any] = [["Paris"], "Paris", ["the paris"], ["Lyon", "Paris"], ["an
 SEARCH = ("<think>I need to find where the Eiffel Tower is.</think>\n<search>Eiffel Tower location</search>\n"
           "<information>" + "The Eiffel Tower is a wrought-iron lattice tower in Paris. " * 20 +
           "</information>\n<think>So it is in Paris.</think>\n<answer>{}</answer>")
-
-
-def verl_module() -> ModuleType:
-    spec = importlib.util.find_spec("verl")
-    assert spec is not None and spec.origin is not None, "needs verl (scripts/install.sh --test)"
-    path = Path(spec.origin).parent / "utils" / "reward_score" / "search_r1_like_qa_em.py"
-    module_spec = importlib.util.spec_from_file_location("verl_search_r1_like_qa_em", path)
-    assert module_spec is not None and module_spec.loader is not None
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    return module
 
 
 def samples() -> list[tuple[str, dict[str, Any]]]:
@@ -65,7 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    verl = verl_module()
+    verl = verl_qa_em()
     rows = samples()
     ours = [compute_score("nq", r, t)["score"] for r, t in rows]
     with contextlib.redirect_stdout(io.StringIO()):

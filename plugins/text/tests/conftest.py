@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
+import runpy
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+# verl_peer.py is shared with benchmarks/bench_qa.py (the tests run with
+# --import-mode=importlib: it is loaded by path).
+VERL_PEER = runpy.run_path(str(Path(__file__).with_name("verl_peer.py")))
+
 
 @pytest.fixture(scope="session")
 def verl_qa_em() -> ModuleType:
-    """verl 0.9.1's own ``search_r1_like_qa_em`` module (a test dependency).
-
-    Loaded from its file: the module imports only ``random``, ``re`` and
-    ``string``, while importing it through the ``verl`` package pulls in torch
-    and the rest of verl (~10 s).
-    """
-    spec = importlib.util.find_spec("verl")
-    assert spec is not None and spec.origin is not None, "verl is a test dependency (scripts/install.sh --test)"
-    path = Path(spec.origin).parent / "utils" / "reward_score" / "search_r1_like_qa_em.py"
-    module_spec = importlib.util.spec_from_file_location("verl_search_r1_like_qa_em", path)
-    assert module_spec is not None and module_spec.loader is not None
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
+    """verl 0.9.1's own ``search_r1_like_qa_em`` module (see verl_peer.py)."""
+    module: ModuleType = VERL_PEER["verl_qa_em"]()
     return module

@@ -69,12 +69,17 @@ def test_verls_forked_sympy_step_gives_the_verdicts_of_its_in_process_body(cases
     assert [theirs(c) for c in samples] == [ours(c) for c in samples] == [1.0, 1.0, 0.0, 1.0]
 
 
-def test_code_scores_equal_verls_prime_code_on_stdin_problems(cases: ModuleType, peers: ModuleType) -> None:
-    samples = cases.code_cases()
+def ours_beside_verls_prime_code(samples: list[Any], peers: ModuleType) -> tuple[list[Any], Any]:
+    """Our scores, and verl's prime_code scores computed meanwhile in its bounded child process."""
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         verl = pool.submit(peers.verl_scores, samples, 60.0, ["prime_code"])
         got = [ours(c) for c in samples]
-        want = verl.result()
+        return got, verl.result()
+
+
+def test_code_scores_equal_verls_prime_code_on_stdin_problems(cases: ModuleType, peers: ModuleType) -> None:
+    samples = cases.code_cases()
+    got, want = ours_beside_verls_prime_code(samples, peers)
     assert want != peers.TIMED_OUT
     assert mismatches(samples, got, want) == []
     assert sorted(set(want)) == [0.0, 2 / 3, 1.0]
@@ -82,9 +87,6 @@ def test_code_scores_equal_verls_prime_code_on_stdin_problems(cases: ModuleType,
 
 def test_call_based_code_scores_equal_verls_prime_code(cases: ModuleType, peers: ModuleType) -> None:
     samples = cases.call_based_cases()
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        verl = pool.submit(peers.verl_scores, samples, 60.0, ["prime_code"])
-        got = [ours(c) for c in samples]
-        want = verl.result()
+    got, want = ours_beside_verls_prime_code(samples, peers)
     assert want == [1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]
     assert mismatches(samples, got, want) == []

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from math import isclose
 from typing import Any
 
@@ -178,12 +179,7 @@ def math_equal(
     ):
         pred_parts = prediction[1:-1].split(",")
         ref_parts = reference[1:-1].split(",")
-        if len(pred_parts) == len(ref_parts) and all(
-            [  # verl evaluates every pair (no short cut)
-                math_equal(pred_pt, ref_pt, include_percentage, tolerance)
-                for pred_pt, ref_pt in zip(pred_parts, ref_parts)
-            ]
-        ):
+        if pairwise_equal(pred_parts, ref_parts, include_percentage, tolerance):
             return True
 
     if "," in prediction and "," in reference:
@@ -191,25 +187,13 @@ def math_equal(
         ref_parts = [item.strip() for item in reference.split(",")]
 
         if len(pred_parts) == len(ref_parts):
-            return bool(
-                all(
-                    [  # verl evaluates every pair (no short cut)
-                        math_equal(pred_parts[i], ref_parts[i], include_percentage, tolerance)
-                        for i in range(len(pred_parts))
-                    ]
-                )
-            )
+            return pairwise_equal(pred_parts, ref_parts, include_percentage, tolerance)
 
     # if we have point == tuple of values
     if prediction.startswith("Point") and reference[0] == "(" and reference[-1] == ")":
         pred_parts = prediction[prediction.find("(") + 1 : -1].split(",")
         ref_parts = reference[1:-1].split(",")
-        if len(pred_parts) == len(ref_parts) and all(
-            [  # verl evaluates every pair (no short cut)
-                math_equal(pred_pt, ref_pt, include_percentage, tolerance)
-                for pred_pt, ref_pt in zip(pred_parts, ref_parts)
-            ]
-        ):
+        if pairwise_equal(pred_parts, ref_parts, include_percentage, tolerance):
             return True
 
     # if reference is a matrix
@@ -217,12 +201,7 @@ def math_equal(
         try:
             pred_matrix = sympy_child.matrix_entries(prediction, sympy_child.TIMEOUT_S)
             ref_matrix_items = reference.split()[1:-1:2]
-            if len(pred_matrix) == len(ref_matrix_items) and all(
-                [  # verl evaluates every pair (no short cut)
-                    math_equal(pred, ref, include_percentage, tolerance)
-                    for ref, pred in zip(ref_matrix_items, pred_matrix)
-                ]
-            ):
+            if pairwise_equal(pred_matrix, ref_matrix_items, include_percentage, tolerance):
                 return True
         except Exception:  # noqa: BLE001 - verl's rule
             pass
@@ -238,17 +217,20 @@ def math_equal(
                     .removesuffix(r"\end{pmatrix}")
                 )
                 ref_rows = [row.split("&") if "&" in row else row for row in ref_matrix_items.split("\\")]
-                if len(pred_matrix) == len(ref_rows) and all(
-                    [  # verl evaluates every pair (no short cut)
-                        math_equal(pred, ref, include_percentage, tolerance)
-                        for ref, pred in zip(ref_rows, pred_matrix)
-                    ]
-                ):
+                if pairwise_equal(pred_matrix, ref_rows, include_percentage, tolerance):
                     return True
             except Exception:  # noqa: BLE001 - verl's rule
                 pass
 
     return symbolic_equal(prediction, reference, tolerance, timeout)
+
+
+def pairwise_equal(preds: Sequence[Any], refs: Sequence[Any], include_percentage: bool, tolerance: float) -> bool:
+    """Whether ``preds`` and ``refs`` have the same length and each pair is ``math_equal``.
+    As in verl, every pair is compared (no short cut: a comparison that raises raises here)."""
+    return len(preds) == len(refs) and all(
+        [math_equal(pred, ref, include_percentage, tolerance) for pred, ref in zip(preds, refs)]
+    )
 
 
 def symbolic_equal(a: Any, b: Any, tolerance: float, timeout: float = 10.0) -> bool:

@@ -47,15 +47,22 @@ def _last_boxed_only_string(string: str) -> str | None:
     return string[left_brace_idx + 1 : right_brace_idx].strip()
 
 
-def match_answer(response: str) -> tuple[bool, str]:
+def _after_markers(response: str, markers: list[str]) -> tuple[bool, str]:
+    """Whether any of ``markers`` is found, and the response cut, marker by marker in
+    turn, to what follows the marker's last occurrence (verl's loop as it is)."""
     is_matched = False
-    for ans_marker in ["answer:", "answer is", "answers are"]:
+    for ans_marker in markers:
         ans_idx = response.lower().rfind(ans_marker)
         if ans_idx != -1:
             is_matched = True
             response = response[ans_idx + len(ans_marker) :].strip()
             if response.endswith("\n"):
                 response = response[:-2]
+    return is_matched, response
+
+
+def match_answer(response: str) -> tuple[bool, str]:
+    is_matched, response = _after_markers(response, ["answer:", "answer is", "answers are"])
 
     for ans_marker in ["is answer", "is the answer", "are answers", "are the answers"]:
         ans_idx = response.lower().rfind(ans_marker)
@@ -76,13 +83,10 @@ def match_answer(response: str) -> tuple[bool, str]:
         if dot_idx != -1:
             response = response[:dot_idx].strip()
 
-    for ans_marker in ["be ", "is ", "are ", "=", ": ", "get ", "be\n", "is\n", "are\n", ":\n", "get\n"]:
-        ans_idx = response.lower().rfind(ans_marker)
-        if ans_idx != -1:
-            is_matched = True
-            response = response[ans_idx + len(ans_marker) :].strip()
-            if response.endswith("\n"):
-                response = response[:-2]
+    found, response = _after_markers(
+        response, ["be ", "is ", "are ", "=", ": ", "get ", "be\n", "is\n", "are\n", ":\n", "get\n"]
+    )
+    is_matched = is_matched or found
 
     is_matched = is_matched if any(c.isdigit() for c in response) else False  # answer must have a digit
     return is_matched, response
