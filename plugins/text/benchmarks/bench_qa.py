@@ -2,8 +2,8 @@
 
     python plugins/text/benchmarks/bench_qa.py [--rounds N]
 
-The samples are the parity test's (every answer in every wrapper against every
-target, 1,344) plus search-R1-like responses of ~1.5 kB. verl's function is
+The samples: 9 answers in each of 5 wrappers and in a search-R1-like response of
+~1.5 kB, each against 5 targets (270). verl's function is
 loaded from its installed file (verl 0.9.1). verl's prints (1 call in 64) go
 to /dev/null for both sides. Then one hostile response, unclosed answer tags,
 for both at growing sizes (verl's regex only up to 32 kB: it is quadratic).
