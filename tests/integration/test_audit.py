@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import threading
 import time
 from pathlib import Path
 
@@ -114,25 +113,20 @@ def _helpers() -> list[int]:
     return found
 
 
-def test_helpers_a_reward_starts_in_a_session_of_their_own_do_not_outlive_the_audit() -> None:
+def test_helpers_a_reward_starts_in_a_session_of_their_own_do_not_outlive_the_audit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from verl_rewards_audit_targets.flawed import HELPER_LOG
+
     assert containment().prefix, containment().note  # as root (as CI runs), a PID namespace
-    seen: set[int] = set()
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.wait(0.05):
-            seen.update(_helpers())
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
+    started = tmp_path / "helpers.log"
+    monkeypatch.setenv(HELPER_LOG, str(started))
     try:
         audit("starts_helper")
     finally:
-        done.set()
-        watcher.join()
         left = _helpers()
         for pid in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-    assert seen  # one per scoring process
+    assert started.read_text().splitlines()  # one per scoring process
     assert left == []
