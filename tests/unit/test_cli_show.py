@@ -111,3 +111,12 @@ def test_show_reads_a_class_reward_without_building_it(make_dist, capsys):
     assert fields["shape"] == "sample, sync class"
     assert fields["kwargs"] == "path: str, strict: bool" and fields["takes_prompt"] == "True"
     assert fields["call"].startswith("__call__(data_source, solution_str")
+
+
+
+def test_show_prints_the_audit_kind_and_the_accepted_findings(capsys):
+    fields = _show(capsys, "tolerant")  # tests/fixtures/audit_targets
+    assert fields["kind"] == "math"
+    assert fields["audit_accept"] == ("the exact reference rounded to 2 places (answers within 0.01 are "
+                                      "paid on purpose: the dataset's references are rounded)")
+    assert (_show(capsys, "exact_match")["kind"], _show(capsys, "exact_match")["audit_accept"]) == ("-", "-")
