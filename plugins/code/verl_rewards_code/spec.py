@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
+from verl_rewards.parsing import json_mapping
+
 CheckerLanguage = Literal["python", "cpp"]
 CHECKER_LANGUAGES: tuple[CheckerLanguage, ...] = ("python", "cpp")
 
@@ -77,14 +79,7 @@ def parse_problem(ground_truth: str | bytes | Mapping[str, Any]) -> Problem:
 
 
 def _load(ground_truth: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
-    if isinstance(ground_truth, (str, bytes)):
-        try:
-            ground_truth = json.loads(ground_truth)
-        except ValueError as e:
-            raise ValueError(f"ground truth is not valid JSON: {e}") from e
-    if not isinstance(ground_truth, Mapping):
-        raise ValueError(f"ground truth must be a JSON object, not {type(ground_truth).__name__}")
-    return ground_truth
+    return json_mapping(ground_truth, "ground truth", "a mapping with 'inputs'/'outputs' or 'asserts'")
 
 
 def _list(spec: Mapping[str, Any], key: str) -> Sequence[Any]:

@@ -148,8 +148,8 @@ def test_ground_truth_read_from_parquet_through_pandas() -> None:
      "'instruction_id_list' must be a non-empty list of instruction ids, not []"),
     ({"func_name": "validate_lowercase"},
      "'instruction_id_list' must be a non-empty list of instruction ids, not None"),
-    ("not json", "ground truth is not JSON (Expecting value: line 1 column 1 (char 0)): 'not json'"),
-    (42, "ground truth must be a mapping (or its JSON text) with 'instruction_id_list' and 'kwargs', not 42"),
+    ("not json", "ground truth is not valid JSON: Expecting value: line 1 column 1 (char 0)"),
+    (42, "ground truth must be a mapping with 'instruction_id_list' and 'kwargs' (or its JSON text), not int"),
 ])
 def test_malformed_ground_truth_fails_the_sample_naming_the_problem(truth: Any, message: str) -> None:
     with pytest.raises(GroundTruthError) as raised:

@@ -8,13 +8,13 @@ the kwarg.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
+from verl_rewards.parsing import json_mapping
 from verl_rewards_ifeval.instructions import REGISTRY, RELATIONS, InstructionType, Param
 from verl_rewards_ifeval.language import supported_languages
 
@@ -48,17 +48,9 @@ def parse_ground_truth(ground_truth: Any) -> tuple[Instruction, ...]:
 
 
 def _as_mapping(ground_truth: Any) -> Mapping[str, Any]:
-    if isinstance(ground_truth, (str, bytes)):
-        try:
-            ground_truth = json.loads(ground_truth)
-        except ValueError as e:
-            raise GroundTruthError(f"ground truth is not JSON ({e}): {_show(ground_truth)}") from None
-    if not isinstance(ground_truth, Mapping):
-        raise GroundTruthError(
-            "ground truth must be a mapping (or its JSON text) with 'instruction_id_list' and "
-            f"'kwargs', not {_show(ground_truth)}"
-        )
-    return ground_truth
+    return json_mapping(
+        ground_truth, "ground truth", "a mapping with 'instruction_id_list' and 'kwargs'", GroundTruthError
+    )
 
 
 def _instruction(index: int, id_: str, raw: Any) -> Instruction:

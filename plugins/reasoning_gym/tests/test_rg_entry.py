@@ -32,7 +32,7 @@ def test_without_an_entry_the_ground_truth_is_its_answer() -> None:
     ("extra_info", "message"),
     [
         ({"entry": "{not json"}, "extra_info['entry'] is not valid JSON: Expecting property name"),
-        ({"entry": [1, 2]}, "extra_info['entry'] must be a reasoning-gym entry (a dict or JSON text of one), not list"),
+        ({"entry": [1, 2]}, "extra_info['entry'] must be a reasoning-gym entry dict (or its JSON text), not list"),
         ({"entry": {"question": "q"}}, "extra_info['entry'] has no 'answer' (keys: ['question'])"),
     ],
 )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
+
+from verl_rewards.parsing import json_mapping
 
 from .tasks import COMPOSITE, check_task
 
@@ -22,15 +23,7 @@ def entry_of(ground_truth: Any, extra_info: Mapping[str, Any] | None) -> dict[st
     raw = (extra_info or {}).get("entry")
     if raw is None:
         return {"question": "", "answer": ground_truth, "metadata": {}}
-    if isinstance(raw, (str, bytes)):
-        try:
-            raw = json.loads(raw)
-        except ValueError as e:
-            raise ValueError(f"extra_info['entry'] is not valid JSON: {e}") from e
-    if not isinstance(raw, Mapping):
-        raise ValueError(f"extra_info['entry'] must be a reasoning-gym entry (a dict or JSON text of one), "
-                         f"not {type(raw).__name__}")
-    entry: dict[str, Any] = _plain(raw)
+    entry: dict[str, Any] = _plain(json_mapping(raw, "extra_info['entry']", "a reasoning-gym entry dict"))
     if "answer" not in entry:
         raise ValueError(f"extra_info['entry'] has no 'answer' (keys: {sorted(entry)})")
     return entry

@@ -157,6 +157,18 @@ def test_a_search_reference_may_be_json_text() -> None:
     assert compute_score("searchR1_nq", "<answer>Paris</answer>", '{"target": ["Paris"]}') == 1.0
 
 
+@pytest.mark.parametrize(
+    ("reference", "message"),
+    [
+        ('{"target"', "searchR1 ground truth is not valid JSON: Expecting ':' delimiter: line 1 column 10 (char 9)"),
+        ('["Paris"]', 'searchR1 ground truth must be {"target": [answers]} (or its JSON text), not list'),
+    ],
+)
+def test_a_search_reference_that_is_no_mapping_fails_the_sample(reference: str, message: str) -> None:
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        compute_score("searchR1_nq", "<answer>Paris</answer>", reference)
+
+
 def test_an_unknown_data_source_raises_naming_the_known_ones() -> None:
     with pytest.raises(UnknownDataSourceError) as raised:
         compute_score("my_dataset", "42", "42")

@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import functools
 import importlib
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from verl_rewards_code.code_exec import compute_score as code_exec
+
+from verl_rewards.parsing import json_mapping
 
 FIRST_TESTS = 10
 STDIN_TIMEOUT_S = 10.0  # each test of verl's second phase
@@ -89,14 +90,7 @@ def extract_solution(completion: str) -> str:
 
 def load_tests(ground_truth: Any) -> dict[str, Any]:
     """The ground truth as a mapping with ``inputs`` and ``outputs`` lists (JSON text or a mapping)."""
-    spec = ground_truth
-    if isinstance(spec, (str, bytes)):
-        try:
-            spec = json.loads(spec)
-        except ValueError as e:
-            raise ValueError(f"code ground truth is not valid JSON: {e}") from e
-    if not isinstance(spec, Mapping):
-        raise ValueError(f'code ground truth must be {{"inputs": [...], "outputs": [...]}}, not {type(spec).__name__}')
+    spec = json_mapping(ground_truth, "code ground truth", '{"inputs": [...], "outputs": [...]}')
     inputs, outputs = spec.get("inputs"), spec.get("outputs")
     if not isinstance(inputs, list) or not isinstance(outputs, list):
         raise ValueError("code ground truth needs 'inputs' and 'outputs' lists")

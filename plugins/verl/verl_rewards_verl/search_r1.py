@@ -24,11 +24,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
+
+from verl_rewards.parsing import json_mapping, last_block
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = frozenset(string.punctuation)
@@ -53,31 +54,19 @@ def em_check(prediction: str, golden_answers: str | Iterable[str]) -> int:
 
 def extract_solution(solution_str: str) -> str | None:
     """The text of the last ``<answer>...</answer>`` (what ``re.finditer(r"<answer>(.*?)</answer>",
-    re.DOTALL)`` finds last), stripped; None when there is none."""
-    last = None
-    position = 0
-    while (start := solution_str.find(OPEN, position)) >= 0:
-        end = solution_str.find(CLOSE, start + len(OPEN))
-        if end < 0:
-            break  # no later <answer> can close either
-        last = (start + len(OPEN), end)
-        position = end + len(CLOSE)
-    return None if last is None else solution_str[last[0] : last[1]].strip()
+    re.DOTALL)`` finds last, in linear time), stripped; None when there is none."""
+    block = last_block(solution_str, OPEN, CLOSE)
+    return None if block is None else block.strip()
 
 
 def targets(ground_truth: Any) -> Any:
     """``ground_truth["target"]``: the gold answer(s). verl's data holds a mapping; JSON text of one works too."""
-    if isinstance(ground_truth, (str, bytes)):
-        try:
-            ground_truth = json.loads(ground_truth)
-        except ValueError as e:
-            raise ValueError(f'searchR1 ground truth must be {{"target": [answers]}} (a mapping or JSON text): {e}') from e
-    if not isinstance(ground_truth, Mapping) or "target" not in ground_truth:
+    spec = json_mapping(ground_truth, "searchR1 ground truth", '{"target": [answers]}')
+    if "target" not in spec:
         raise ValueError(
-            f'searchR1 ground truth must be {{"target": [answers]}}, not {type(ground_truth).__name__} '
-            f"{str(ground_truth)[:80]!r}"
+            f'searchR1 ground truth must be {{"target": [answers]}}, not {type(spec).__name__} {str(spec)[:80]!r}'
         )
-    return ground_truth["target"]
+    return spec["target"]
 
 
 def compute_score(solution_str: str, ground_truth: Any, format_score: float = 0.0, score: float = 1.0) -> float:
