@@ -101,15 +101,22 @@ def _restore_modules() -> Iterator[None]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Groups for pytest-xdist (``--dist loadgroup``, set in pyproject.toml).
 
-    Tests on the shared Ray session go to two groups, by file, so at most two workers
-    start a session; tests whose file makes a module- or session-wide fixture stay
-    together, so it is made once; every other test goes wherever a worker is free."""
-    ray_files = sorted({_file(item) for item in items if "ray_session" in getattr(item, "fixturenames", ())})
+    Tests on the shared Ray session go to two groups, so at most two workers start a
+    session: taken in turn, test by test (a file's slow tests spread over both), a file
+    that makes a module- or session-wide fixture as one. Other tests whose file makes
+    such a fixture stay together, so it is made once; every other test goes wherever a
+    worker is free."""
+    turn = 0
+    placed: dict[str, str] = {}
     for item in items:
         file = _file(item)
-        if file in ray_files:
-            item.add_marker(pytest.mark.xdist_group(f"ray-session-{ray_files.index(file) % 2}"))
-        elif _makes_a_shared_fixture(item, file):
+        shared = _makes_a_shared_fixture(item, file)
+        if "ray_session" in getattr(item, "fixturenames", ()):
+            if not (shared and file in placed):
+                placed[file] = f"ray-session-{turn % 2}"
+                turn += 1
+            item.add_marker(pytest.mark.xdist_group(placed[file]))
+        elif shared:
             item.add_marker(pytest.mark.xdist_group(file))
 
 
