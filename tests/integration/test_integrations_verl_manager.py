@@ -32,12 +32,15 @@ MANAGER = [
 ]
 
 
-def verl_config(tokenizer_dir: Path, overrides: list[str]):
-    """verl's own ppo_trainer config (hydra), as its trainer composes it."""
+def verl_config(tokenizer_dir: Path, overrides: list[str], loop_actors: int = 1):
+    """verl's own ppo_trainer config (hydra), as its trainer composes it, with ``loop_actors``
+    reward-loop actors (each imports verl, the costly part of these tests: two only where a
+    test is about how verl splits a batch between them)."""
     config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
     with initialize_config_dir(config_dir=config_dir, version_base=None):
         return compose("ppo_trainer", overrides=[
-            f"actor_rollout_ref.model.path={tokenizer_dir}", "reward.num_workers=2", *overrides])
+            f"actor_rollout_ref.model.path={tokenizer_dir}", f"reward.num_workers={loop_actors}",
+            *overrides])
 
 
 def batch(tokenizer_dir: Path, rows: list[tuple[str, str, str]]) -> DataProto:
@@ -115,7 +118,7 @@ def test_every_reward_loop_actor_shares_one_pool(ray_session, tokenizer_dir):
     output, _ = score_with(verl_config(tokenizer_dir, [
         *MANAGER, "+reward.verl_rewards.plugin=exact_match", "+reward.verl_rewards.num_workers=2",
         "+reward.verl_rewards.worker_num_cpus=0.5", "+reward.verl_rewards.chunk_size=4",
-        "+reward.verl_rewards.extra_keys=[pid]"]),
+        "+reward.verl_rewards.extra_keys=[pid]"], loop_actors=2),
         per_sample=True)
     assert len(run_batch.pools) == 1  # two reward-loop actors, one named pool
     assert [r["reward_score"] for r in run_batch.per_sample] == [1.0, 0.0] * 16
@@ -270,7 +273,7 @@ def test_a_reward_loop_actor_whose_chunk_all_failed_keeps_every_column(ray_sessi
     run_batch.data = batch(tokenizer_dir, [("d", "raise", "42")] * 4 + [("d", "42", "42")] * 4)
     output, _ = score_with(verl_config(tokenizer_dir, [
         *MANAGER, f"+reward.verl_rewards.path={reward}", "+reward.verl_rewards.executor=local",
-        "+reward.verl_rewards.extra_keys=[acc]"]))
+        "+reward.verl_rewards.extra_keys=[acc]"], loop_actors=2))
     assert output.meta_info["reward_extra_keys"] == ["acc", "error"]
     assert list(output.non_tensor_batch["acc"]) == [None] * 4 + [1.0] * 4
     assert [e is None for e in output.non_tensor_batch["error"]] == [False] * 4 + [True] * 4
