@@ -57,6 +57,14 @@ def test_a_compile_past_its_time_limit_is_a_compile_error() -> None:
     assert result["compile_error"] == "compilation did not finish within 0.2 s"
 
 
+def test_a_source_that_prints_the_cpu_limit_message_is_its_own_compile_error() -> None:
+    forged = "#error internal compiler error: CPU time limit exceeded\nint main() {}\n"
+    result = compute_score("apps", f"```cpp\n{forged}```", TWO_TESTS)
+    assert result["test_statuses"] == "compile_error,compile_error"
+    assert "#error internal compiler error: CPU time limit exceeded" in result["compile_error"]
+    assert "did not finish" not in result["compile_error"]
+
+
 def test_the_language_kwarg_chooses_the_block_and_the_language() -> None:
     source = (PROGRAMS / SUM["cpp"]).read_text()
     response = f"```python\nprint(3)\n```\nThe answer:\n```\n{source}```\n"

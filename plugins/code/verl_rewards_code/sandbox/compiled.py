@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -42,13 +43,18 @@ class Compiled:
     error: str | None = None
 
 
+_DRIVER_CPU_LIMIT = re.compile(r"^[\w.+-]+: internal compiler error: CPU time limit exceeded", re.MULTILINE)
+
+
 def compile_failure(result: RunResult, limits_timeout_s: float) -> str | None:
     """Why a compile run failed (the compiler's first lines, or the limit it hit); None if it worked."""
     if result.setup_error is not None:
         return None  # the sandbox's fault, not the program's: raised by the caller
     out_of_cpu = result.signal is not None and result.signal in (9, 24) and not result.memory_limit_hit
-    # g++'s driver survives its cc1plus meeting the CPU limit and reports an internal error
-    driver_saw_cpu_limit = result.exit_code != 0 and "CPU time limit exceeded" in result.stderr + result.stdout
+    # g++'s driver survives its cc1plus meeting the CPU limit and reports it on a line of its own
+    # ("g++: internal compiler error: CPU time limit exceeded ..."); a line the source makes the
+    # compiler print (an #error) starts with the source's location instead.
+    driver_saw_cpu_limit = result.exit_code != 0 and _DRIVER_CPU_LIMIT.search(result.stderr + result.stdout) is not None
     if result.timed_out or out_of_cpu or driver_saw_cpu_limit:
         return f"compilation did not finish within {limits_timeout_s:g} s"
     if result.memory_limit_hit:
