@@ -81,7 +81,7 @@ def describe(record: PluginRecord, target: object, reward: RewardInfo) -> dict[s
     info["timeout_s"] = DECLARED.for_reward(reward).timeout_s
     info["timeout_declared"] = meta.timeout_s is not None
     info["tags"] = list(meta.tags)
-    info["kind"] = meta.kind  # what `audit` attacks it as (None: audit infers it)
+    info["kind"] = meta.kind  # what `audit` attacks it as (None: `generic`, unless --kind)
     info["audit_accept"] = [f"{probe} ({reason})" for probe, reason in meta.audit_accept]
     info["examples"] = [asdict(e) for e in meta.examples]
     return info
