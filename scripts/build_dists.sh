@@ -13,15 +13,18 @@
 #   pip install dist/verl_rewards-*.whl dist/verl_rewards_math-*.whl
 # Needs the dev (or test) extra: build and twine. JOBS=N builds N at a time (default 2).
 set -euo pipefail
+here=$PWD  # a relative --outdir or PYTHON path is the caller's, not the checkout's
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
+case "$PYTHON" in /*|.venv/bin/python) ;; */*) PYTHON=$here/$PYTHON ;; esac
 JOBS=${JOBS:-2}
+case "$JOBS" in ''|*[!0-9]*|0) echo "build_dists.sh: JOBS must be a whole number from 1, not '$JOBS'" >&2; exit 2 ;; esac
 OUT=dist
 isolation=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-isolation) isolation=(--no-isolation --skip-dependency-check) ;;
-        --outdir) OUT=${2:?--outdir needs a directory}; shift ;;
+        --outdir) OUT=${2:?--outdir needs a directory}; case "$OUT" in /*) ;; *) OUT=$here/$OUT ;; esac; shift ;;
         -h|--help) sed -n '2,14p' "$0" | cut -c3-; exit 0 ;;
         *) echo "build_dists.sh: unknown option $1 (use --no-isolation, --outdir DIR)" >&2; exit 2 ;;
     esac

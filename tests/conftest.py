@@ -166,10 +166,11 @@ def _restore_logging_tree() -> None:
     A host may swap more than once before this runs (AReaL swaps on every module
     import that makes a logger, so at collection several times): loggers made under
     an earlier swap are in no manager this can see. Ours are found as the module
-    globals of the ``verl_rewards`` packages and re-linked the same way."""
+    globals of the ``verl_rewards`` packages and re-linked the same way. With no swap
+    in place there is nothing to do: a logger is only cut off while a swap is."""
     manager = _REAL_MANAGER
     rogue = logging.Logger.manager
-    if rogue is manager and logging.Logger.root is logging.root and not _orphaned_loggers(manager):
+    if rogue is manager and logging.Logger.root is logging.root:
         return
     logging.Logger.root, logging.Logger.manager = logging.root, manager
     for name, lg in list(rogue.loggerDict.items()):
@@ -224,6 +225,17 @@ def _logging_as_it_was() -> Iterator[None]:
         logger = _REAL_MANAGER.loggerDict.get(name)
         if isinstance(logger, logging.Logger):
             logger.disabled = False
+
+
+@pytest.fixture
+def verl_adapter_cache_cleared() -> Iterator[None]:
+    """The verl function adapter's cached scorers (one per reward section, kept for the
+    process) are the test's own: none before it, none left for the next."""
+    from verl_rewards.integrations import verl as adapter
+
+    adapter._entries.clear()
+    yield
+    adapter._entries.clear()
 
 
 class RepoDistribution(NamedTuple):

@@ -158,7 +158,8 @@ def test_on_error_raise_fails_only_the_call_of_the_sample_that_failed(tokenizer_
     assert nan.cause.startswith("RewardValueError")
 
 
-def test_compute_score_async_under_raise_fails_only_the_call_of_the_sample_that_failed(tokenizer_dir):
+def test_compute_score_async_under_raise_fails_only_the_call_of_the_sample_that_failed(tokenizer_dir,
+                                                                                      verl_adapter_cache_cleared):
     from verl_rewards.errors import RewardError
 
     config = verl_config(tokenizer_dir, [  # verl's naive reward-loop manager awaits the function

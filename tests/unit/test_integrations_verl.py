@@ -28,10 +28,8 @@ from verl_rewards.integrations.verl import compute_score, compute_score_async, c
 
 
 @pytest.fixture(autouse=True)
-def _fresh_adapter_cache():
-    adapter._entries.clear()
-    yield
-    adapter._entries.clear()
+def _fresh_adapter_cache(verl_adapter_cache_cleared):
+    """Each test here builds its own scorers."""
 
 
 def _call_with_kwargs(raw_fn, extra_kwargs, *args, **kwargs):
