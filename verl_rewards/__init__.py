@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         RewardValueError,
         VerlRewardsError,
     )
+    from .limits import time_left
     from .metadata import Example, RewardMeta, reward
     from .reference import RewardRef
     from .remote import RemoteScorer
@@ -41,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "AmbiguousPluginError": "errors", "ConfigError": "errors", "PluginLoadError": "errors",
     "PluginNotFoundError": "errors", "RewardError": "errors", "RewardValueError": "errors",
     "VerlRewardsError": "errors",
+    "time_left": "limits",
     "Example": "metadata", "RewardMeta": "metadata", "reward": "metadata",
     "RewardRef": "reference",
     "RemoteScorer": "remote",
@@ -102,4 +104,5 @@ __all__ = [
     "find_plugins",
     "load_config",
     "reward",
+    "time_left",
 ]

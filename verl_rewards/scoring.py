@@ -19,7 +19,7 @@ from typing import Any
 
 from . import aio, frames
 from .errors import RewardError, RewardValueError, SampleTimeout, is_host_interrupt
-from .limits import DEFAULT_TIMEOUT_S, Limits
+from .limits import DEFAULT_TIMEOUT_S, Limits, deadline_of, enter_deadline, leave_deadline
 from .outcomes import Outcome, Status
 from .resolve import LoadedReward
 from .samples import Sample
@@ -181,15 +181,21 @@ def _sync_loop(
     stop_on_error: bool, first_index: int, progress: Progress, watchdog: Watchdog | None = None,
 ) -> None:
     allowed = progress.allowed_s
-    for i in range(position, len(samples)):
-        progress.begin(first_index + i, allowed)
-        outcome = _score_one(loaded, samples[i], first_index + i)
-        if watchdog is not None and watchdog.overran():  # it caught the timeout, then returned
-            outcome = timeout_outcome(f"exceeded timeout_s={allowed} (the reward caught the "
-                                      f"timeout and returned later)")
-        outcomes[i] = outcome
-        if stop_on_error and outcome.status != "ok":
-            return
+    token = enter_deadline(None)
+    try:
+        for i in range(position, len(samples)):
+            progress.begin(first_index + i, allowed)
+            if allowed is not None:  # what limits.time_left() counts down to
+                enter_deadline(progress.started + allowed)
+            outcome = _score_one(loaded, samples[i], first_index + i)
+            if watchdog is not None and watchdog.overran():  # it caught the timeout, then returned
+                outcome = timeout_outcome(f"exceeded timeout_s={allowed} (the reward caught the "
+                                          f"timeout and returned later)")
+            outcomes[i] = outcome
+            if stop_on_error and outcome.status != "ok":
+                return
+    finally:
+        leave_deadline(token)
 
 
 def _score_one(loaded: LoadedReward, sample: Sample, index: int) -> Outcome:
@@ -215,7 +221,8 @@ async def _score_async(
     async def one(index: int, sample: Sample) -> Outcome:
         async with gate:
             try:
-                value = await asyncio.wait_for(aio.contained(loaded.invoke(*sample)), limits.timeout_s)
+                with deadline_of(limits.timeout_s):  # the task wait_for makes copies this context
+                    value = await asyncio.wait_for(aio.contained(loaded.invoke(*sample)), limits.timeout_s)
                 score, extra = validate(value, loaded.display_name, index)
             except asyncio.TimeoutError:
                 return timeout_outcome(f"exceeded timeout_s={limits.timeout_s}")
@@ -296,14 +303,15 @@ def _call_batch(loaded: LoadedReward, columns: list[list[Any]], progress: Progre
 
         async def run() -> Any:
             try:
-                return await asyncio.wait_for(aio.contained(loaded.invoke(*columns)), allowed)
+                with deadline_of(allowed, progress.started):
+                    return await asyncio.wait_for(aio.contained(loaded.invoke(*columns)), allowed)
             except asyncio.TimeoutError:
                 raise SampleTimeout() from None
 
         return aio.run(run(), allowed)
     if allowed is None:
         return loaded.invoke(*columns)
-    with Watchdog(progress, allowed) as watchdog:
+    with Watchdog(progress, allowed) as watchdog, deadline_of(allowed, progress.started):
         value = loaded.invoke(*columns)
         watchdog.disarm()
         if watchdog.overran():  # it caught the timeout, then returned

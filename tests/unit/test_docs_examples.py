@@ -50,13 +50,13 @@ NOT_RUN = {
                                             "test_integrations_verifiers.py runs score by import string"),
     ("docs/skip.md", 0): ('reward_func("gsm8k", ground_truth_column="answer", on_error="skip")',
                           "a fragment: test_integrations_trl_skip.py runs it in TRL's GRPOTrainer"),
-    ("docs/writing-a-plugin.md", 4): ("from verl_rewards.testing.conformance import assert_conformant",
+    ("docs/writing-a-plugin.md", 5): ("from verl_rewards.testing.conformance import assert_conformant",
                                       "runs every installed host: tests/integration/test_conformance.py "
                                       "does it for the first-party plugins"),
     ("docs/serve.md", 0): ("from verl_rewards import RemoteScorer",
                            "needs a running service: tests/integration/test_serve.py runs RemoteScorer "
                            "against a real `verl-rewards serve`"),
-    ("docs/writing-a-plugin.md", 3): (
+    ("docs/writing-a-plugin.md", 4): (
         '@reward(kind="math", description="1 when the reference appears anywhere in the response.",',
         "the installed test plugin `gameable` (tests/fixtures/audit_targets) is this function; "
         "tests/unit/test_cli_audit.py checks the audit output shown under it"),
@@ -76,7 +76,8 @@ RUN = {
     ("docs/model-rewards.md", 2): "from verl_rewards import reward",
     ("docs/writing-a-plugin.md", 0): "# my_rewards/exact.py",
     ("docs/writing-a-plugin.md", 1): "class Judge:",
-    ("docs/writing-a-plugin.md", 2): "from verl_rewards import Scorer",
+    ("docs/writing-a-plugin.md", 2): "# my_rewards/budget.py",
+    ("docs/writing-a-plugin.md", 3): "from verl_rewards import Scorer",
 }
 
 
@@ -164,7 +165,19 @@ def test_writing_a_plugin_package_installs_and_scores_as_documented(make_dist):
               {"my_rewards/__init__.py": "", "my_rewards/exact.py": _block(doc, 0),
                "my_rewards/judge.py": _block(doc, 1)})
     assert check_named("my-rewards:exact").ok
-    _run(_block(doc, 2), f"{doc}[2]")
+    _run(_block(doc, 3), f"{doc}[3]")
+
+
+def test_writing_a_plugin_budget_reward_sees_the_configured_time_left(make_dist):
+    from verl_rewards import Scorer
+
+    doc = "docs/writing-a-plugin.md"
+    make_dist("my-rewards", "0.1.0", {"budget": "my_rewards.budget:compute_score"},
+              {"my_rewards/__init__.py": "", "my_rewards/budget.py": _block(doc, 2)})
+    with Scorer.from_config({"plugin": "budget", "executor": "local", "timeout_s": 3}) as scorer:
+        result = scorer.score([{"data_source": "d", "solution_str": "7", "ground_truth": "7"}])
+    assert result.scores == [1.0]
+    assert 2.3 < result.extra_info["budget_s"][0] <= 2.5
 
 
 def test_writing_a_plugin_class_reward_defines_without_building(make_dist):
