@@ -136,11 +136,12 @@ def _exactly(token: str, integer: tuple[bool, str]) -> bool:
     return parts.negative == negative and expected_core == core and len(digits) - len(core) == shift
 
 
-def returns_match(returned: Any, expected: Any) -> bool:
+def returns_match(returned: Any, expected: Any, wrapped: bool = True) -> bool:
     """Whether a call-based test's return value is the expected one, by the rule
-    of APPS's and verl's ``prime_code`` evaluators (Python ``==``, no float
-    tolerance): tuples count as lists (JSON has no tuples), and an expected
-    one-element list ``[x]`` (APPS wraps return values so) also accepts ``x``.
+    of the APPS, LiveCodeBench and verl ``prime_code`` evaluators (Python ``==``,
+    no float tolerance): tuples count as lists (JSON has no tuples); with
+    ``wrapped`` (a ground truth in APPS's form, which wraps return values as
+    ``[x]``) an expected one-element list also accepts ``x``.
 
     ``returned`` must be a plain value the caller built itself (the harness
     rebuilds the program's answer), never an object of the program's.
@@ -148,7 +149,7 @@ def returns_match(returned: Any, expected: Any) -> bool:
     returned = _tuples_as_lists(returned)
     if returned == expected:
         return True
-    return type(expected) is list and len(expected) == 1 and returned == expected[0]
+    return wrapped and type(expected) is list and len(expected) == 1 and returned == expected[0]
 
 
 def _tuples_as_lists(value: Any) -> Any:
