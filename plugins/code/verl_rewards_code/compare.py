@@ -25,14 +25,15 @@ def outputs_match(actual: str, expected: str) -> bool:
     if _lines(actual) == _lines(expected):
         return True
     got, want = actual.split(), expected.split()
-    return len(got) == len(want) and all(_token_match(g, w) for g, w in zip(got, want))
+    return len(got) == len(want) and all(token_match(g, w) for g, w in zip(got, want))
 
 
 def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.replace("\r\n", "\n").strip("\n").split("\n")]
 
 
-def _token_match(got: str, want: str) -> bool:
+def token_match(got: str, want: str) -> bool:
+    """Whether the output token ``got`` matches the expected token ``want`` (see :func:`outputs_match`)."""
     if got == want:
         return True
     integer = _integer(want)

@@ -18,10 +18,12 @@ Status = Literal[
 
 
 class Verdict(NamedTuple):
-    """A test's status and its score: 1.0 for ``pass``, a checker's partial score, else 0."""
+    """A test's status and its score: 1.0 for ``pass``, a checker's partial score, else 0;
+    ``detail``: why it did not pass (a short excerpt of its run, see :mod:`.explain`)."""
 
     status: Status
     score: float = 0.0
+    detail: str | None = None
 
 
 PASS = Verdict("pass", 1.0)
