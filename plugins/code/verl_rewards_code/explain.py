@@ -9,10 +9,11 @@ characters per test.
 
 from __future__ import annotations
 
+import operator
 import reprlib
 import signal
-from collections.abc import Iterator, Sequence
-from itertools import zip_longest
+from collections.abc import Sequence
+from itertools import accumulate, compress, count, repeat
 from typing import Any, Literal
 
 from .compare import token_match
@@ -108,34 +109,54 @@ def _call_difference(call: Call, value: tuple[bool, Any]) -> str:
 def output_difference(stdout: str, expected: str) -> str:
     """Where ``stdout`` first differs from ``expected``: the first token that does not
     match (by the token rule), with its line on each side, or the first line that
-    differs when every token matches (whitespace, or another judge's rule)."""
+    differs when every token matches (whitespace, or another judge's rule). The
+    scans run in C (``str.split``, ``map``, ``itertools``); Python code runs only for
+    tokens that differ as text, as the comparison itself did."""
+    got, want = stdout.split(), expected.split()
+    index = _first_token_difference(got, want)
+    if index is None:
+        return _line_difference(_split_lines(stdout), _split_lines(expected))
     got_lines, want_lines = _split_lines(stdout), _split_lines(expected)
-    for index, (got, want) in enumerate(zip_longest(_tokens(got_lines), _tokens(want_lines))):
-        if got is None and want is not None:
-            return (f"the output ended after {index} tokens; expected token {index + 1}: "
-                    f"{_cut(want[0])} (expected line {want[1] + 1})")
-        if want is None and got is not None:
-            return (f"the output has more than the {index} tokens expected: token {index + 1} is "
-                    f"{_cut(got[0])} (line {got[1] + 1})")
-        if got is not None and want is not None and not token_match(got[0], want[0]):
-            return (f"token {index + 1} differs: got {_cut(got[0])} (line {got[1] + 1}: "
-                    f"{_window(got_lines[got[1]], got[0])}), expected {_cut(want[0])} "
-                    f"(line {want[1] + 1}: {_window(want_lines[want[1]], want[0])})")
-    for index, (got_line, want_line) in enumerate(zip_longest(got_lines, want_lines, fillvalue="")):
-        if got_line.strip() != want_line.strip():
-            return f"line {index + 1} differs: got {_cut(got_line)}, expected {_cut(want_line)}"
-    return "the output differs from the expected one only in whitespace"
+    if index >= len(got):
+        line = _line_of(want_lines, index)
+        return (f"the output ended after {index} tokens; expected token {index + 1}: "
+                f"{_cut(want[index])} (expected line {line + 1})")
+    if index >= len(want):
+        return (f"the output has more than the {index} tokens expected: token {index + 1} is "
+                f"{_cut(got[index])} (line {_line_of(got_lines, index) + 1})")
+    got_line, want_line = _line_of(got_lines, index), _line_of(want_lines, index)
+    return (f"token {index + 1} differs: got {_cut(got[index])} (line {got_line + 1}: "
+            f"{_window(got_lines[got_line], got[index])}), expected {_cut(want[index])} "
+            f"(line {want_line + 1}: {_window(want_lines[want_line], want[index])})")
+
+
+def _first_token_difference(got: list[str], want: list[str]) -> int | None:
+    """The index of the first token pair that does not match (or of the first token
+    one side lacks); None when they all match."""
+    for index in compress(count(), map(operator.ne, got, want)):
+        if not token_match(got[index], want[index]):
+            return index
+    return None if len(got) == len(want) else min(len(got), len(want))
+
+
+def _line_of(lines: list[str], index: int) -> int:
+    """The line holding token ``index`` (0-based) of ``lines``."""
+    totals = accumulate(map(len, map(str.split, lines)))
+    return next(compress(count(), map(operator.gt, totals, repeat(index))), len(lines) - 1)
+
+
+def _line_difference(got_lines: list[str], want_lines: list[str]) -> str:
+    differing = map(operator.ne, map(str.strip, got_lines), map(str.strip, want_lines))
+    index = next(compress(count(), differing), min(len(got_lines), len(want_lines)))
+    got_line = got_lines[index] if index < len(got_lines) else ""
+    want_line = want_lines[index] if index < len(want_lines) else ""
+    if got_line.strip() == want_line.strip():
+        return "the output differs from the expected one only in whitespace"
+    return f"line {index + 1} differs: got {_cut(got_line)}, expected {_cut(want_line)}"
 
 
 def _split_lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").split("\n")
-
-
-def _tokens(lines: list[str]) -> Iterator[tuple[str, int]]:
-    """Each whitespace-separated token with its line's index, in order."""
-    for number, line in enumerate(lines):
-        for token in line.split():
-            yield token, number
 
 
 def _window(line: str, token: str) -> str:
