@@ -20,9 +20,14 @@ test asks for ``Solution().<fn_name>`` (or the global ``<fn_name>``), calls it
 with the test's arguments and writes the value it got back, as JSON, before
 the nonce: the scorer compares it. A plain
 value (``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``,
-``bytes``, ``list``/``tuple``/``dict``/``set``/``frozenset`` of them, exact
-types) crosses the pipe as data and is rebuilt here, so every comparison and
-truth test runs on values the harness built; anything else stays in the
+``bytes``, ``list``/``tuple``/``dict``/``set``/``frozenset`` of them)
+crosses the pipe as data and is rebuilt here, so every comparison and truth
+test runs on values the harness built; so does the plain value of a
+subclass of those types that keeps its base's comparisons (or ``Counter``'s,
+``OrderedDict``'s, ``defaultdict``'s: a namedtuple, a ``Counter``), taken
+with the base type's own methods, and of a NumPy scalar (its ``item()``),
+rebuilt as a :class:`_PlainValue` whose other attributes are asked of the
+program's object. Anything else stays in the
 program process behind a :class:`_Remote` handle, which can be called,
 indexed, iterated and converted (``float``, ``int``, ``len``: the program
 answers with a plain value) but never compared or tested for truth (that
