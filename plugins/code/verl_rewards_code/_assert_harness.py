@@ -487,14 +487,18 @@ class _PlainValue:
     __slots__ = ()
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "_program_object":
+        program_object = self.__dict__.get("_program_object")
+        if name.startswith("__") or program_object is None:  # a copy the assertion made has none
             raise AttributeError(name)
-        return getattr(self.__dict__["_program_object"], name)
+        return getattr(program_object, name)
 
 
 class _PlainDict(_PlainValue, dict):  # type: ignore[type-arg]
     def __missing__(self, key: Any) -> Any:
-        return self.__dict__["_program_object"][key]
+        program_object = self.__dict__.get("_program_object")
+        if program_object is None:
+            raise KeyError(key)
+        return program_object[key]
 
 
 class _PlainList(_PlainValue, list):  # type: ignore[type-arg]
