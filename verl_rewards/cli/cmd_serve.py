@@ -154,6 +154,9 @@ def _require_ors_extra() -> None:
     """--tasks needs the openreward package: say how to get it."""
     from .errors import UsageError
 
+    # openreward logs every tool call (and a raise with its traceback) to stdout, read from
+    # this at import: the service's own log and metrics say what happened.
+    os.environ.setdefault("OPENREWARD_LOG_LEVEL", "CRITICAL")
     try:
         import openreward.environments  # noqa: F401
     except ImportError as e:
