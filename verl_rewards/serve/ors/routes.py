@@ -38,7 +38,7 @@ from ...errors import BadRequest, ServiceStopping
 from ..intake import DRAINING, METRICS, ORS_INFO, SETTINGS, admit, read_json, submit_samples
 from .environment import QUEUED, RewardEnvironment, environment_class
 from .sessions import Session, Sessions
-from .sse import PING_S, one_event_stream, stream
+from .sse import PING_S, one_event, stream
 from .tasks import TaskSet, spec_location, task_spec
 
 SESSION_TTL_S = 900.0  # the ORS convention: a session unused for 15 minutes is closed
@@ -210,10 +210,10 @@ async def _task_range(request: web.Request) -> web.Response:
 # -- sessions -------------------------------------------------------------------------
 
 
-async def _create_session(request: web.Request) -> web.StreamResponse:
+async def _create_session(request: web.Request) -> web.Response:
     with admit(request) as held:
         await read_json(request, held, allow_empty=True)
-    return await one_event_stream(request, "task_id", str(uuid.uuid4()))
+    return one_event("task_id", str(uuid.uuid4()))
 
 
 async def _delete_session(request: web.Request) -> web.Response:

@@ -29,7 +29,12 @@ def result_events(text: str) -> bytes:
 async def stream(request: web.Request, task_id: str, work: asyncio.Future[str],
                  ping_s: float = PING_S) -> web.StreamResponse:
     """Answer ``request`` with ``work``'s result as events; a client that goes away
-    leaves ``work`` running (its result stays readable by ``task_id``)."""
+    leaves ``work`` running (its result stays readable by ``task_id``). Work that ends
+    within ``ping_s`` is answered in one write (several small writes would each wait on
+    the client's delayed acknowledgement); longer work streams, with pings."""
+    await asyncio.wait({work}, timeout=ping_s)
+    if work.done():
+        return web.Response(body=event("task_id", task_id) + _outcome(work), headers=HEADERS)
     response = web.StreamResponse(headers=HEADERS)
     await response.prepare(request)
     try:
@@ -38,24 +43,20 @@ async def stream(request: web.Request, task_id: str, work: asyncio.Future[str],
             await asyncio.wait({work}, timeout=ping_s)
             if not work.done():
                 await response.write(b": ping\n\n")
-        error = work.exception()
-        if error is not None:
-            await response.write(event("error", f"{type(error).__name__}: {error}"))
-        else:
-            await response.write(result_events(work.result()))
+        await response.write(_outcome(work))
         await response.write_eof()
     except ConnectionError:  # the client went away: nothing more to tell it
         pass
     return response
 
 
-async def one_event_stream(request: web.Request, name: str, data: str) -> web.StreamResponse:
-    """A stream of one ``name`` event and an empty ``end`` (``/create_session``)."""
-    response = web.StreamResponse(headers=HEADERS)
-    await response.prepare(request)
-    try:
-        await response.write(event(name, data) + event("end", ""))
-        await response.write_eof()
-    except ConnectionError:
-        pass
-    return response
+def _outcome(work: asyncio.Future[str]) -> bytes:
+    error = work.exception()
+    if error is not None:
+        return event("error", f"{type(error).__name__}: {error}")
+    return result_events(work.result())
+
+
+def one_event(name: str, data: str) -> web.Response:
+    """One ``name`` event and an empty ``end`` (``/create_session``)."""
+    return web.Response(body=event(name, data) + event("end", ""), headers=HEADERS)
