@@ -340,7 +340,7 @@ def part_ors(seconds: float, clients: int, batch: int, batch_clients: int, round
     print(f"3. the Open Reward Standard routes vs /v1/score, same service (gsm8k, local executor), "
           f"{rounds} alternated rounds of {seconds:g} s")
     print(line(f"/v1/score, 1 sample ({clients} clients)", native, "req"))
-    print(line(f"ORS episodes: create+submit+delete", ors, "ep"))
+    print(line("ORS episodes: create+submit+delete", ors, "ep"))
     ratio = ors[0] / native[0]
     print(f"  ratio {ratio:.2f}x (aim >= 0.5x; latency: the submit call's)")
     native_g = summary(group["native"], seconds * rounds, batch)

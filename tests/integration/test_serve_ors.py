@@ -185,7 +185,7 @@ def test_a_client_without_the_token_is_refused_and_health_is_open(server, monkey
     finally:
         client.close()
     assert call(server, "GET", "/health", token=None)[:1] == (200,)
-    status, headers, body = call(server, "GET", "/gsm8k/tools", token=None)
+    status, _headers, body = call(server, "GET", "/gsm8k/tools", token=None)
     assert status == 401 and "X-API-Key" in body["detail"] and body["error"] == body["detail"]
     assert call(server, "GET", "/gsm8k/tools", token=None, headers={"Authorization": f"Bearer {TOKEN}"})[0] == 200
 
