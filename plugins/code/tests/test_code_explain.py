@@ -118,15 +118,40 @@ def test_a_compile_error_is_explained_by_the_compilers_first_lines() -> None:
 # ------------------------------------------------------------------ bounded, linear
 
 
-def test_reading_megabyte_outputs_for_the_difference_is_linear() -> None:
+DIFFERENCES = {
+    "one long line of tokens": lambda n: ("1 " * (n // 2) + "2", "1 " * (n // 2) + "3"),
+    "a token per line": lambda n: ("1\n" * (n // 2) + "2", "1\n" * (n // 2) + "3"),
+    "one long token": lambda n: ("9" * n, "9" * (n - 1) + "8"),
+    "blank lines, then a token": lambda n: ("\n" * n + "x", "y"),
+    "tokens equal by value, not text": lambda n: ("07 " * (n // 12) + "1", "7 " * (n // 12) + "2"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENCES))
+def test_finding_the_difference_in_megabyte_outputs_is_linear(name: str) -> None:
+    make = DIFFERENCES[name]
     size = 4 * 1024 * 1024
-    cases = [("1 " * (size // 2) + "2", "1 " * (size // 2) + "3"), ("9" * size, "9" * (size - 1) + "8"),
-             ("\n" * size + "x", "y"), ("1." * (size // 2), "1")]
-    started = time.perf_counter()
-    texts = [output_difference(got, want) for got, want in cases]
-    assert time.perf_counter() - started < 5.0
-    assert texts[0].startswith(f"token {size // 2 + 1} differs: got '2' (line 1: ...'1 1 1")
-    assert all(len(text) < 600 for text in texts), [len(t) for t in texts]
+
+    def seconds(n: int) -> tuple[float, str]:
+        started = time.perf_counter()
+        text = output_difference(*make(n))
+        return time.perf_counter() - started, text
+
+    small_s, _ = seconds(size // 4)
+    large_s, text = seconds(size)
+    assert large_s < 5.0 and large_s < 8 * small_s + 0.25, (small_s, large_s)
+    assert len(text) < 600 and text.startswith("token "), text
+
+
+def test_the_difference_names_the_token_and_its_line_on_each_side() -> None:
+    size = 4 * 1024 * 1024
+    assert output_difference("1\n" * size + "2", "1\n" * size + "3") == (
+        f"token {size + 1} differs: got '2' (line {size + 1}: '2'), expected '3' (line {size + 1}: '3')")
+    assert output_difference("1 2\n3 4\n5", "1 2\n3 4 5 6") == (
+        "the output ended after 5 tokens; expected token 6: '6' (expected line 2)")
+    # Tokens split as str.split() does (any Unicode space); then whitespace alone differs.
+    assert output_difference("\u3000a\x1cb", "a b") == "line 1 differs: got '\\u3000a\\x1cb', expected 'a b'"
+    assert output_difference("a  b\n", "a b") == "line 1 differs: got 'a  b', expected 'a b'"
 
 
 def test_the_stderr_tail_is_whole_lines_and_bounded() -> None:

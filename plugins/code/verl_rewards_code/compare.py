@@ -38,6 +38,9 @@ def token_match(got: str, want: str) -> bool:
         return True
     integer = _integer(want)
     if integer is not None:
+        written = _integer(got)
+        if written is not None:
+            return written == integer  # the common case, without int(): "007" == "7", "-0" == "0"
         # Exact decimal equality, as LiveCodeBench compares (never a tolerance: a float
         # printed for a big integer, 1.2345678901234568e+29, is a wrong answer).
         return _exactly(got, integer)

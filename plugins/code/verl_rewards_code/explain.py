@@ -10,10 +10,11 @@ characters per test.
 from __future__ import annotations
 
 import operator
+import re
 import reprlib
 import signal
 from collections.abc import Sequence
-from itertools import accumulate, compress, count, repeat
+from itertools import compress, count
 from typing import Any, Literal
 
 from .compare import token_match
@@ -110,24 +111,25 @@ def output_difference(stdout: str, expected: str) -> str:
     """Where ``stdout`` first differs from ``expected``: the first token that does not
     match (by the token rule), with its line on each side, or the first line that
     differs when every token matches (whitespace, or another judge's rule). The
-    scans run in C (``str.split``, ``map``, ``itertools``); Python code runs only for
-    tokens that differ as text, as the comparison itself did."""
+    scans run in C (``str.split``, ``map``, ``itertools``, a regex that cannot
+    backtrack); Python code runs only for tokens that differ as text, as the
+    comparison itself did."""
     got, want = stdout.split(), expected.split()
     index = _first_token_difference(got, want)
     if index is None:
         return _line_difference(_split_lines(stdout), _split_lines(expected))
-    got_lines, want_lines = _split_lines(stdout), _split_lines(expected)
     if index >= len(got):
-        line = _line_of(want_lines, index)
+        line, _ = _place(expected, index)
         return (f"the output ended after {index} tokens; expected token {index + 1}: "
                 f"{_cut(want[index])} (expected line {line + 1})")
+    got_line, got_text = _place(stdout, index)
     if index >= len(want):
         return (f"the output has more than the {index} tokens expected: token {index + 1} is "
-                f"{_cut(got[index])} (line {_line_of(got_lines, index) + 1})")
-    got_line, want_line = _line_of(got_lines, index), _line_of(want_lines, index)
+                f"{_cut(got[index])} (line {got_line + 1})")
+    want_line, want_text = _place(expected, index)
     return (f"token {index + 1} differs: got {_cut(got[index])} (line {got_line + 1}: "
-            f"{_window(got_lines[got_line], got[index])}), expected {_cut(want[index])} "
-            f"(line {want_line + 1}: {_window(want_lines[want_line], want[index])})")
+            f"{_window(got_text, got[index])}), expected {_cut(want[index])} "
+            f"(line {want_line + 1}: {_window(want_text, want[index])})")
 
 
 def _first_token_difference(got: list[str], want: list[str]) -> int | None:
@@ -139,10 +141,15 @@ def _first_token_difference(got: list[str], want: list[str]) -> int | None:
     return None if len(got) == len(want) else min(len(got), len(want))
 
 
-def _line_of(lines: list[str], index: int) -> int:
-    """The line holding token ``index`` (0-based) of ``lines``."""
-    totals = accumulate(map(len, map(str.split, lines)))
-    return next(compress(count(), map(operator.gt, totals, repeat(index))), len(lines) - 1)
+def _place(text: str, index: int) -> tuple[int, str]:
+    """The line (0-based) holding token ``index`` of ``text`` (as ``str.split()`` counts
+    tokens: ``\\s`` is ``str.isspace()``), and that line. One possessive regex skips
+    the tokens before it in C: \\S and \\s are disjoint, so it cannot backtrack."""
+    skipped = re.compile(rf"\s*(?:\S+\s+){{{index}}}+").match(text)
+    start = skipped.end() if skipped is not None else 0
+    line_end = text.find("\n", start)
+    line = text[text.rfind("\n", 0, start) + 1 : len(text) if line_end == -1 else line_end]
+    return text.count("\n", 0, start), line
 
 
 def _line_difference(got_lines: list[str], want_lines: list[str]) -> str:
