@@ -145,23 +145,44 @@ def _since_boot_ticks() -> int:
     return int(float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK"))
 
 
-def _in_namespaces(namespaces: set[str], started_by: int) -> list[str]:
-    """Processes that started by ``started_by`` (ticks since boot) and are in one of
-    ``namespaces``, or hold a descriptor of one (a freed namespace's number may be
-    given to a new one, so processes started later are not counted)."""
-    found = []
+def _started_by(ticks: int) -> set[int]:
+    """Pids of the processes that started by ``ticks`` since boot."""
+    found = set()
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
         try:
-            if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[19]) > started_by:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[19]) <= ticks:
+                found.add(int(entry.name))
+        except OSError:
+            continue  # gone meanwhile
+    return found
+
+
+def _descendants(pid: int) -> set[int]:
+    found, pending = set(), [pid]
+    while pending:
+        parent = pending.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                children = {int(c) for c in (task / "children").read_text().split()}
+            except OSError:
                 continue
+            pending += children - found
+            found |= children
+    return found
+
+
+def _in_namespaces(namespaces: set[str], pids: set[int]) -> list[str]:
+    """Which of ``pids`` is in one of ``namespaces``, or holds a descriptor of one."""
+    found = []
+    for pid in sorted(pids):
+        entry = Path(f"/proc/{pid}")
+        try:
             links = [entry / "ns" / kind for kind in ("mnt", "net", "pid", "ipc", "uts")]
             links += [entry / "fd" / fd for fd in os.listdir(entry / "fd")]
             held = {os.readlink(link) for link in links if link.is_symlink()}
         except OSError:
             continue  # gone meanwhile
-        found += [f"{entry.name}: {ns}" for ns in held & namespaces]
+        found += [f"{pid}: {ns}" for ns in held & namespaces]
     return found
 
 
@@ -186,8 +207,8 @@ def test_nothing_a_run_makes_in_the_kernel_outlives_it(warm: bool, processes_of:
     lasting = {os.readlink(f"/proc/self/ns/{kind}") for kind in kinds}
     if server is not None:
         lasting |= {os.readlink(f"/proc/{server.server_pid()}/ns/{kind}") for kind in kinds}
+    before = _started_by(_since_boot_ticks() - 1)
     result = sandbox.run(textwrap.dedent(MAKE_KERNEL_STATE), "", Limits(timeout_s=10.0))
-    ended = _since_boot_ticks() + 1
     assert result.ok, result
     made, tree, namespaces = result.stdout.splitlines()
     uid = int(made.split()[0])
@@ -198,11 +219,14 @@ def test_nothing_a_run_makes_in_the_kernel_outlives_it(warm: bool, processes_of:
     assert all(line.split()[5] != str(uid) for line in Path("/proc/keys").read_text().splitlines())
     # SysV objects: in the run's IPC namespace, gone with it (none on the host either)
     assert _sysv_objects_of(uid) == []
-    # namespaces: the run's own (mount, network, PID, IPC; UTS too on the cold path), held by no
-    # process nor descriptor
+    # namespaces: the run's own (mount, network, PID, IPC; UTS too on the cold path), held by
+    # no process that was there before the run (the scorer, the warm server, any other), nor by
+    # what this process or the warm server started since (a freed namespace's number may be
+    # given to a namespace other processes make meanwhile: those are not counted)
     fresh = set(namespaces.split()) - lasting
     assert len(fresh) == (4 if warm else 5), (namespaces, lasting)
-    assert _in_namespaces(fresh, ended) == []
+    machinery = _descendants(os.getpid()) | (_descendants(server.server_pid() or 0) if server else set())
+    assert _in_namespaces(fresh, before | machinery) == []
     # mounts: none of the run's tree in the host's mount table, nor in the warm server's
     tables = [Path("/proc/self/mountinfo")]
     if server is not None:
