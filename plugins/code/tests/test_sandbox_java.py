@@ -105,6 +105,6 @@ def _seconds(source: str, repeats: int = 3) -> float:
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_finding_the_main_class_is_linear_on_adversarial_sources(name: str) -> None:
-    small_s = _seconds(ADVERSARIAL[name](100_000))
-    large_s = _seconds(ADVERSARIAL[name](400_000))
-    assert large_s < 8 * small_s + 0.25, f"{name}: {small_s:.4f} s at 100 KB, {large_s:.4f} s at 400 KB"
+    small_s = _seconds(ADVERSARIAL[name](200_000))
+    large_s = _seconds(ADVERSARIAL[name](800_000))
+    assert large_s < 8 * small_s + 0.25, f"{name}: {small_s:.4f} s at 200 KB, {large_s:.4f} s at 800 KB"
