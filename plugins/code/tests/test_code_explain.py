@@ -95,7 +95,7 @@ def test_a_fence_tag_the_sandbox_does_not_run_is_named_not_run_as_python(caplog:
         0.0, "compile_error,compile_error,compile_error", "go")
     assert result["compile_error"] == (
         "the response's program is tagged 'go', a language code_exec does not run (it runs python, cpp, java, "
-        "javascript, rust): not run, every test is compile_error")
+        "javascript, rust, c): not run, every test is compile_error")
     assert result["explanation"] == "the program was not run: " + result["compile_error"]
     # A per-run note: logged once per tag in a process.
     with caplog.at_level("WARNING", logger="verl_rewards_code"):

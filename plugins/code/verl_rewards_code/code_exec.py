@@ -152,6 +152,7 @@ def compute_score(
         "isolation": program.sandbox.isolation.level,
         "language": program.language,
         **({"compile_error": compile_error} if compile_error is not None else {}),
+        **languages.extra_info(program.language, program.code),
         **({"explanation": explanation} if explanation is not None else {}),
     }
 

@@ -72,7 +72,7 @@ def extract_program(response: str, language: str | None = None) -> tuple[str, st
 
 def extract(response: str, language: str | None = None) -> Extracted:
     """The program, its language and its block's tag: the last block tagged with a
-    language the sandbox runs (``python``/``py``, ``cpp``/``c++``, ``java``, ``javascript``/``js``,
+    language the sandbox runs (``python``/``py``, ``c``, ``cpp``/``c++``, ``java``, ``javascript``/``js``,
     ``rust``/``rs``), else the last untagged block, else the last block of any
     tag, else the whole response; its language is its tag's (Python for the rest;
     a last block tagged with another language, ```go```, says so in
