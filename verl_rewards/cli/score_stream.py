@@ -30,6 +30,8 @@ from .rowbase import Batch, Sink, WriteMode, is_stdio, label, too_few_rows
 from .rowio import last_row, open_sink, read_batches
 
 SHOWN_ERRORS = 3  # distinct error texts kept for --verbose and the all-failed message
+EXPLANATION = "explanation"  # a reward's extra key saying why a sample scored what it did
+SHOWN_EXPLANATIONS = 3  # rows whose explanation --verbose prints
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,11 +57,17 @@ class Tally:
         self.statuses: Counter[str] = Counter()
         self.error_types: Counter[str] = Counter()
         self.errors: dict[str, None] = {}  # the first distinct errors
+        self.explanations: list[tuple[int, str]] = []  # (row, text): the first rows with one
         self.ok_sum = 0.0
         self.begin = self.start = self.end = time.perf_counter()
 
     def add(self, result: BatchResult, skip: bool) -> None:
         """Count one batch's results."""
+        for offset, text in enumerate(result.extra_info.get(EXPLANATION, ())):
+            if len(self.explanations) >= SHOWN_EXPLANATIONS:
+                break
+            if isinstance(text, str) and text:
+                self.explanations.append((self.written + offset + 1, text))
         self.scored += len(result.statuses)
         self.statuses.update(result.statuses)
         if skip:

@@ -32,7 +32,9 @@ def test_stdin_stdout_tests_run_in_the_fence_tags_language(tag: str, language: s
     source = (PROGRAMS / SUM[language]).read_text()
     result = compute_score("apps", f"Here:\n```{tag}\n{source}```\n", TWO_TESTS)
     assert result == {"score": 0.5, "tests_passed": 1, "tests_total": 2, "test_statuses": "pass,fail",
-                      "isolation": "namespaces", "language": language}
+                      "isolation": "namespaces", "language": language,
+                      "explanation": "test 2 of 2: fail: token 1 differs: got '7' (line 1: '7'), expected '8' "
+                                     "(line 1: '8')"}
 
 
 @pytest.mark.parametrize(
