@@ -546,9 +546,13 @@ def _read_part() -> dict[str, Any]:
     return part
 
 
+# Opened once (a warm server loads this module before it forks the runs).
+_LIBC = ctypes.CDLL(None) if sys.platform.startswith("linux") else None
+
+
 def _non_dumpable() -> None:
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _start_program(start: dict[str, Any]) -> _Channel:

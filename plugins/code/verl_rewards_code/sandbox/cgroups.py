@@ -43,8 +43,12 @@ class RunCgroup:
 
     def oom_killed(self) -> bool:
         """A process of the run was killed at the memory limit."""
+        return self.oom_kills() > 0
+
+    def oom_kills(self) -> int:
+        """How many processes of the run (or of its session's tests so far) were killed at the memory limit."""
         events = "memory.events" if self.cgroups.version == 2 else "memory.oom_control"
-        return _counter_in(os.path.join(self.dirs[0], events), "oom_kill") > 0
+        return _counter_in(os.path.join(self.dirs[0], events), "oom_kill")
 
     def kill_all(self, deadline_s: float = 10.0) -> None:
         """SIGKILL every process left in the run (those without a PID namespace to die with)."""
