@@ -284,6 +284,12 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
+def install_seccomp(instructions: list[list[int]]) -> None:
+    """Install the seccomp filter on this process (and, from now on, its children); sets no_new_privs."""
+    _check(_prctl(PR_SET_NO_NEW_PRIVS, 1), "no_new_privs")
+    _install_seccomp(instructions)
+
+
 def _install_seccomp(instructions: list[list[int]]) -> None:
     """Install the BPF filter the launcher built (``seccomp.program_filter``); no_new_privs is set."""
     program = (_SockFilter * len(instructions))(*(_SockFilter(*i) for i in instructions))
@@ -357,13 +363,14 @@ def enter_program(cfg: dict[str, Any], runner_pid: int) -> None:
     if cfg["collect"]:
         os.mkdir(cfg["collect"], 0o700)  # the compiler's output directory, the program's own
     if sys.platform.startswith("linux"):
-        _check(_prctl(PR_SET_NO_NEW_PRIVS, 1), "no_new_privs")
+        if not cfg.get("filtered"):
+            _check(_prctl(PR_SET_NO_NEW_PRIVS, 1), "no_new_privs")
         # Changing credentials cleared the parent-death signal: set it again.
         _check(_prctl(PR_SET_PDEATHSIG, signal.SIGKILL), "pdeathsig")
         if os.getppid() != runner_pid:
             os._exit(137)
     os.dup2(1 if cfg["merge_stderr"] else cfg["stderr_fd"], 2)
-    if cfg["seccomp"]:
+    if cfg["seccomp"] and not cfg.get("filtered"):  # a warm runner installed it on itself: inherited
         _install_seccomp(cfg["seccomp"])
     if cfg.get("profile"):
         mark("limits, uid, seccomp")
@@ -514,18 +521,25 @@ def set_title(title: str) -> None:
     ctypes.memmove(start, data, len(data))
 
 
-def run_program(cfg: dict[str, Any], start: Any) -> dict[str, Any]:
-    """Fork the program (``start(cfg, runner_pid)`` never returns), wait for it,
-    send a compiler's output; the status record of how it ended."""
+def run_program(cfg: dict[str, Any], start: Any, spawn: Any = None) -> dict[str, Any]:
+    """Start the program: ``spawn(cfg)`` (its pid) where given, else fork and
+    ``start(cfg, runner_pid)`` (never returns); wait for it, send a compiler's
+    output; the status record of how it ended."""
     runner_pid = os.getpid()
-    child = os.fork()
+    if spawn is not None:
+        try:
+            child = spawn(cfg)
+        except OSError as e:
+            return {"setup_error": f"starting the program: {e}"}
+    else:
+        child = os.fork()
     if child == 0:
         del PHASES[:]
         try:
             start(cfg, runner_pid)
         finally:
             _exit(127)  # whatever happened in the program's process, it never returns into the runner's code
-    mark("program forked")
+    mark("program spawned" if spawn is not None else "program forked")
     status, usage = wait_for(child, cfg["lifeline_fd"])
     mark("program ended")
     record = outcome(status, usage)

@@ -46,6 +46,7 @@ import gc
 import hashlib
 import json
 import os
+import resource
 import select
 import signal
 import socket
@@ -73,6 +74,7 @@ if TYPE_CHECKING:  # at run time these come from _inside.py, put in front of thi
         can_set_read_only,
         close_all_but,
         enter_program,
+        install_seccomp,
         join_cgroups,
         limit_sysv_shm,
         make_read_only,
@@ -108,6 +110,9 @@ _DEVICE_LINKS = (
 )
 _RUN_FDS = ("stderr", "status", "lifeline", "artifact")
 _IPC_RMID = 0
+# Room a spawned program's limits must leave above what the runner itself holds and used.
+_MARGIN_AS = 64 * 1024 * 1024
+_MARGIN_CPU_S = 1
 # Trusted programs (the launcher's own, e.g. the assert harness) by the SHA-256 of their source.
 _TRUSTED: dict[str, types.ModuleType] = {}
 # How each bind's source looks on the host (a directory, a file, a link, missing), found once.
@@ -281,28 +286,39 @@ def _runner(cfg: dict[str, Any], fds: dict[str, int], control: socket.socket) ->
         mark("pivoted")
         _prctl(PR_SET_DUMPABLE, 0)
         devnull = os.open("/dev/null", os.O_RDWR)
+        if cfg["seccomp"]:
+            # The program's filter on the runner itself (it needs none of what the filter refuses):
+            # every process of the run inherits it, and executed programs start without Python.
+            install_seccomp(cfg["seccomp"])
     except (OSError, SetupError) as e:
         report(status, {"setup_error": f"mount namespace: {e}"})
         _exit(0)
+    filtered = bool(cfg["seccomp"])
     first = True
     while True:
         cfg |= {f"{name}_fd": fd for name, fd in run_fds.items()}
+        cfg["filtered"] = filtered
         try:
             if not first:
                 _fresh_ipc_namespace(cfg["memory_bytes"])
+                mark("IPC namespace")
             _mount_scratch(cfg)
         except (OSError, SetupError) as e:
             report(status, {"setup_error": f"the run's working directory: {e}"})
             _exit(0)
         mark("working directory")
-        record = run_program(cfg, _start_python if cfg["in_process"] else start_program)
-        if cfg.get("profile"):
-            record["runner_phases"] = list(PHASES)
-        report(status, record)
-        del PHASES[:]
+        record = run_program(cfg, _start_python if cfg["in_process"] else start_program, _spawner(cfg))
         if session is None:
+            if cfg.get("profile"):
+                record["runner_phases"] = PHASES
+            report(status, record)
             _exit(0)  # the server reaps this runner; the run's namespaces die with it
-        report(status, {"reusable": _end_test(cfg, devnull)})
+        report(status, record)
+        ending: dict[str, Any] = {"reusable": _end_test(cfg, devnull)}
+        if cfg.get("profile"):
+            ending["runner_phases"] = PHASES
+        report(status, ending)
+        del PHASES[:]
         for fd in run_fds.values():
             os.close(fd)
         request = _next_request(session)
@@ -310,12 +326,84 @@ def _runner(cfg: dict[str, Any], fds: dict[str, int], control: socket.socket) ->
             _exit(0)  # the session is over
         cfg, received = request
         run_fds = {name: received[name] for name in _RUN_FDS if name in received}
+        for fd in run_fds.values():
+            os.set_inheritable(fd, False)
         for fd, name in ((0, "stdin"), (1, "stdout"), (2, "log")):
             os.dup2(received[name], fd)
             os.close(received[name])
         status = run_fds["status"]
         mark("request received")
         first = False
+
+
+def _spawner(cfg: dict[str, Any]) -> Any:
+    """How this runner starts an executed program without forking Python (``_spawn``), or
+    None where it cannot: a Python program, no fresh uid (capabilities are dropped in a
+    forked child), or limits the runner cannot take on itself (see ``_spawn``)."""
+    if cfg["in_process"] or cfg["drop_uid"] is None or not cfg.get("filtered"):
+        return None
+    for name, soft, hard in cfg["rlimits"]:
+        limit = getattr(resource, name, None)
+        if limit is None:
+            continue
+        held = resource.getrlimit(limit)[1]
+        if not _within(hard, held) or (limit == resource.RLIMIT_AS and _within(soft, _own_address_space() + _MARGIN_AS)):
+            return None
+        if limit == resource.RLIMIT_CPU and _within(soft, _own_cpu_s() + _MARGIN_CPU_S):
+            return None
+    return _spawn
+
+
+def _within(value: int, bound: int) -> bool:
+    """``value`` <= ``bound``, where either may be ``RLIM_INFINITY``."""
+    return bound == resource.RLIM_INFINITY or (value != resource.RLIM_INFINITY and value <= bound)
+
+
+def _own_address_space() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _own_cpu_s() -> int:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return int(usage.ru_utime + usage.ru_stime) + 1
+
+
+def _spawn(cfg: dict[str, Any]) -> int:
+    """Start the program's command with ``posix_spawn`` (a vfork: no copy of this
+    interpreter) under the test's uid and limits. The runner takes the limits on
+    itself (it may only lower hard limits: root may lack CAP_SYS_RESOURCE; a
+    session's tests share them but for the CPU limit, which only falls as its time
+    budget shrinks) and, for the moment of the spawn, the test's uid as its real uid
+    (its effective uid stays root); the child resets its effective uid to the real
+    one before it executes the command. The runner's seccomp filter and
+    no_new_privs are inherited; its own descriptors are close-on-exec."""
+    uid = cfg["drop_uid"]
+    stderr = 1 if cfg["merge_stderr"] else cfg["stderr_fd"]
+    for fd in {0, 1, stderr}:
+        os.fchown(fd, uid, uid)  # as /dev/stdin, /dev/stdout, /dev/stderr the program may open them again
+    os.chdir(cfg["workdir"])
+    old_umask = os.umask(0o077)
+    try:
+        if cfg["collect"]:
+            os.mkdir(cfg["collect"], 0o700)
+            os.chown(cfg["collect"], uid, uid)
+        for name, soft, hard in cfg["rlimits"]:
+            limit = getattr(resource, name, None)
+            if limit is not None and resource.getrlimit(limit) != (soft, hard):
+                resource.setrlimit(limit, (soft, hard))
+        os.setresgid(uid, 0, 0)
+        os.setresuid(uid, 0, 0)
+        try:
+            argv = cfg["command"]
+            return os.posix_spawn(argv[0], argv, cfg["env"], file_actions=[(os.POSIX_SPAWN_DUP2, stderr, 2)],
+                                  resetids=True)
+        finally:
+            os.setresuid(0, 0, 0)
+            os.setresgid(0, 0, 0)
+    finally:
+        os.umask(old_umask)
+        os.chdir("/")
 
 
 def _take_descriptors(fds: dict[str, int], keep: set[int]) -> dict[str, int]:
@@ -325,6 +413,8 @@ def _take_descriptors(fds: dict[str, int], keep: set[int]) -> dict[str, int]:
         os.dup2(fds[name], fd)
     run_fds = {name: fds[name] for name in _RUN_FDS if name in fds}
     close_all_but({0, 1, 2, *run_fds.values(), *keep})
+    for fd in (*run_fds.values(), *keep):
+        os.set_inheritable(fd, False)  # received descriptors are inheritable; a spawned program gets 0-2 only
     return run_fds
 
 
@@ -396,12 +486,15 @@ def _end_test(cfg: dict[str, Any], devnull: int) -> bool:
             os.waitpid(-1, 0)
         except ChildProcessError:
             break
+    mark("test's processes reaped")
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     try:
         for path in (cfg["workdir"], "/dev/shm", "/dev/shm"):
             _check(_libc.umount2(path.encode(), MNT_DETACH), f"unmount {path}")
+        mark("working directory removed")
         _remove_sysv_objects()
+        mark("SysV objects removed")
     except (OSError, SetupError):
         return False
     return can_set_read_only()
@@ -411,8 +504,14 @@ def _remove_sysv_objects() -> None:
     """Remove what a test left in its IPC namespace, so its memory is free before the next test
     (the namespace itself is freed later, by the kernel)."""
     for kind in ("shm", "msg", "sem"):
-        with open(f"/proc/sysvipc/{kind}") as f:
-            identifiers = [int(line.split()[1]) for line in f.read().splitlines()[1:]]
+        fd = os.open(f"/proc/sysvipc/{kind}", os.O_RDONLY)
+        try:
+            text = b""
+            while chunk := os.read(fd, 65536):
+                text += chunk
+        finally:
+            os.close(fd)
+        identifiers = [int(line.split()[1]) for line in text.splitlines()[1:]]
         for ident in identifiers:
             if kind == "sem":
                 _libc.semctl(ident, 0, _IPC_RMID)

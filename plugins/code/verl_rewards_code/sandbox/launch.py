@@ -261,8 +261,13 @@ def _run_config(
         "cgroup_procs": cgroup.procs_files if cgroup is not None else [],
         "ipc_namespace": "--ipc" in isolation.command,
         "memory_bytes": limits.memory_mb * MIB,
-        "seccomp": program_filter(refuse_memfd=isolation.cgroups is None) if isolation.seccomp else None,
+        "seccomp": _filter(isolation.cgroups is None) if isolation.seccomp else None,
     }
+
+
+@functools.lru_cache(maxsize=2)
+def _filter(refuse_memfd: bool) -> list[tuple[int, int, int, int]]:
+    return program_filter(refuse_memfd=refuse_memfd)
 
 
 def program_env(workdir: str) -> dict[str, str]:

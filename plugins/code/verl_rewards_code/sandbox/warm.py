@@ -398,7 +398,8 @@ class WarmSession:
         """A later test: its pipes and configuration (a fresh uid) straight to the session's runner."""
         assert self._socket is not None and self._place is not None
         place = self._place
-        config = {**place.next_config(job, limits, helper_processes), "profile": marks.on}
+        # The runner installed the seccomp filter on itself with the first test: every later one inherits it.
+        config = {**place.next_config(job, limits, helper_processes), "profile": marks.on, "seccomp": None}
         config["trusted_main"] = self.server.trusted_digest(config)
         pipes = Pipes(artifact=False)
         names = list(pipes.theirs)
