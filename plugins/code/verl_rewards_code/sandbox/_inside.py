@@ -437,7 +437,8 @@ def wait_for(child: int, lifeline: int) -> tuple[int, Any]:
 
 def outcome(status: int, usage: Any) -> dict[str, Any]:
     """The status record of a program that ended with wait ``status`` and ``usage``."""
-    record: dict[str, Any] = {"cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
+    record: dict[str, Any] = {"cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss,
+                              "page_faults": usage.ru_minflt}
     if os.WIFSIGNALED(status):
         record["signal"] = os.WTERMSIG(status)
     else:

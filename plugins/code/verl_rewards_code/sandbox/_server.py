@@ -91,8 +91,8 @@ if TYPE_CHECKING:  # at run time these come from _inside.py, put in front of thi
 # loaded once here so that a forked program finds them loaded: nothing of any
 # program, and `random` reseeds itself in every forked child.
 PRELOADED = (
-    "ast", "bisect", "cmath", "collections", "dataclasses", "decimal", "fractions", "functools", "heapq",
-    "itertools", "math", "operator", "random", "re", "string", "typing",
+    "ast", "bisect", "cmath", "collections", "copy", "dataclasses", "datetime", "decimal", "fractions", "functools",
+    "heapq", "itertools", "math", "operator", "random", "re", "statistics", "string", "typing",
 )
 
 CLONE_NEWNS = 0x00020000
@@ -183,6 +183,8 @@ def _load_trusted(source: str) -> None:
     digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
     module = types.ModuleType("verl_rewards_code_trusted")
     exec(compile(source, "main.py", "exec", dont_inherit=True), module.__dict__)
+    if callable(module.__dict__.get("preload")):
+        module.preload()  # what every run of it would do first (the harness: its evaluators' prelude)
     if callable(module.__dict__.get("main")):
         _TRUSTED[digest] = module
 
