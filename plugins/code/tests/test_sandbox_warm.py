@@ -279,7 +279,9 @@ def test_a_test_sees_nothing_the_previous_test_of_its_sample_left(
 def test_a_session_holds_its_memory_budget_for_each_test(sandbox: Sandbox) -> None:
     # SysV shared memory one test leaves (never removed, as in test_sandbox_cgroups.py) is freed
     # before the next: each test gets the whole budget.
-    limits = Limits(timeout_s=20.0, memory_mb=256, max_output_bytes=64 * 1024, max_processes=4, disk_mb=16)
+    # Two processes: each may map 120 MB, so a segment of 32 MB always attaches; 192 MB of segments
+    # twice (left by one test and made by the next) would pass the budget of 256 MB.
+    limits = Limits(timeout_s=20.0, memory_mb=256, max_output_bytes=64 * 1024, max_processes=2, disk_mb=16)
     hoard = textwrap.dedent("""
         import ctypes, os
         libc = ctypes.CDLL(None, use_errno=True)
@@ -290,6 +292,8 @@ def test_a_session_holds_its_memory_budget_for_each_test(sandbox: Sandbox) -> No
             if sid < 0:
                 break
             address = libc.shmat(sid, None, 0)
+            if address in (None, ctypes.c_void_p(-1).value):
+                break
             ctypes.memset(address, 1, 32 << 20)
             libc.shmdt(ctypes.c_void_p(address))
             held += 32
@@ -363,3 +367,20 @@ def test_nothing_of_a_session_outlives_it(sandbox: Sandbox, processes_of: Callab
     if sandbox.isolation.cgroups is not None:
         prefix = f"{owner_tag()}-"
         assert [n for p in sandbox.isolation.cgroups.parents for n in os.listdir(p) if n.startswith(prefix)] == []
+
+
+def test_a_session_whose_runner_died_between_tests_runs_the_next_in_a_new_sandbox(
+    sandbox: Sandbox, server: warm.WarmServer
+) -> None:
+    program = textwrap.dedent(BY_STDIN)
+    with sandbox.session() as session:
+        first = session.run(program, "run\n", LIMITS)
+        pid = server.server_pid()
+        runners = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        assert len(runners) == 1  # the session's runner, waiting for its next test
+        os.kill(int(runners[0]), signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{runners[0]}").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        second = session.run(program, "run\n", LIMITS)
+    assert first.ok and second.ok and (first.stdout, second.stdout) == ("2\n", "2\n"), (first, second)

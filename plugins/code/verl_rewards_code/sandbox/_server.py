@@ -91,8 +91,8 @@ if TYPE_CHECKING:  # at run time these come from _inside.py, put in front of thi
 # loaded once here so that a forked program finds them loaded: nothing of any
 # program, and `random` reseeds itself in every forked child.
 PRELOADED = (
-    "ast", "bisect", "cmath", "collections", "copy", "dataclasses", "datetime", "decimal", "fractions", "functools",
-    "heapq", "itertools", "math", "operator", "random", "re", "statistics", "string", "typing",
+    "ast", "bisect", "cmath", "collections", "dataclasses", "decimal", "fractions", "functools", "heapq",
+    "itertools", "math", "operator", "random", "re", "string", "typing",
 )
 
 CLONE_NEWNS = 0x00020000
@@ -296,6 +296,7 @@ def _runner(cfg: dict[str, Any], fds: dict[str, int], control: socket.socket) ->
         report(status, {"setup_error": f"mount namespace: {e}"})
         _exit(0)
     filtered = bool(cfg["seccomp"])
+    reusable = session is not None and can_set_read_only()  # a later test needs mount_setattr (Linux 5.12)
     first = True
     while True:
         cfg |= {f"{name}_fd": fd for name, fd in run_fds.items()}
@@ -316,13 +317,19 @@ def _runner(cfg: dict[str, Any], fds: dict[str, int], control: socket.socket) ->
             report(status, record)
             _exit(0)  # the server reaps this runner; the run's namespaces die with it
         report(status, record)
-        ending: dict[str, Any] = {"reusable": _end_test(cfg, devnull)}
+        _end_test()
+        ending: dict[str, Any] = {"reusable": reusable}
         if cfg.get("profile"):
             ending["runner_phases"] = PHASES
         report(status, ending)
         del PHASES[:]
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
         for fd in run_fds.values():
-            os.close(fd)
+            os.close(fd)  # the status pipe's end: the launcher has the test's result, and every process of it is gone
+        if not _clear_test(cfg):
+            _exit(0)  # the launcher's next test finds this runner gone, and starts a new one
+        mark("previous test cleared")
         request = _next_request(session)
         if request is None:
             _exit(0)  # the session is over
@@ -476,9 +483,8 @@ def _mount_scratch(cfg: dict[str, Any]) -> None:
     _mount("/dev/shm/shm", "/dev/shm", None, MS_BIND, None)
 
 
-def _end_test(cfg: dict[str, Any], devnull: int) -> bool:
-    """After a test: kill and reap every other process of the run, remove the test's
-    working directory, ``/dev/shm`` and SysV objects. Whether the runner can take another test."""
+def _end_test() -> None:
+    """After a test: kill and reap every other process of the run."""
     try:
         os.kill(-1, signal.SIGKILL)  # as PID 1: every other process of this PID namespace
     except ProcessLookupError:
@@ -489,17 +495,18 @@ def _end_test(cfg: dict[str, Any], devnull: int) -> bool:
         except ChildProcessError:
             break
     mark("test's processes reaped")
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
+
+
+def _clear_test(cfg: dict[str, Any]) -> bool:
+    """Remove what a test left: its working directory and ``/dev/shm`` (their tmpfs), and its
+    SysV objects (the memory they hold is free before the next test). False if that failed."""
     try:
         for path in (cfg["workdir"], "/dev/shm", "/dev/shm"):
             _check(_libc.umount2(path.encode(), MNT_DETACH), f"unmount {path}")
-        mark("working directory removed")
         _remove_sysv_objects()
-        mark("SysV objects removed")
     except (OSError, SetupError):
         return False
-    return can_set_read_only()
+    return True
 
 
 def _remove_sysv_objects() -> None:

@@ -349,10 +349,22 @@ class WarmSession:
         return RunResult(stdout="", stderr="", setup_error=f"the warm sandbox server died {RETRIES + 1} times: {failure}")
 
     def _run(self, job: Job, stdin: str, limits: Limits, helper_processes: int, key: tuple[Any, ...]) -> RunResult:
+        result = self._run_once(job, stdin, limits, helper_processes, key)
+        if result is None:  # the session's runner was gone before it took the test: a new session runs it
+            self.close()
+            result = self._run_once(job, stdin, limits, helper_processes, key)
+        assert result is not None  # a first test always has a result
+        return result
+
+    def _run_once(
+        self, job: Job, stdin: str, limits: Limits, helper_processes: int, key: tuple[Any, ...]
+    ) -> RunResult | None:
         marks = phases.Marks("launcher")
-        pipes = self._next(job, limits, helper_processes, marks) if self._socket is not None else None
+        later = self._socket is not None
+        pipes = self._next(job, limits, helper_processes, marks) if later else None
         if pipes is None:  # no session yet, or its runner is gone: start one
             self.close()
+            later = False
             pipes = self._start(job, limits, helper_processes, key, marks)
         assert self._place is not None
         place = self._place
@@ -365,6 +377,9 @@ class WarmSession:
             pipes.close_ours(("lifeline",))  # a test that did not end: its runner exits at once
         elapsed = time.monotonic() - started
         marks.mark("run ended")
+        if (later and streams.exited and not streams.status and not streams.stdout and not streams.stderr_total
+                and not (place.cgroup is not None and place.cgroup.oom_kills() > oom_before)):
+            return None  # nothing at all: the runner had exited after the test before (it could not clear it)
         reusable = streams.exited and '"reusable": true' in streams.status.decode("utf-8", errors="replace")
         if not reusable:
             self._end(streams)
