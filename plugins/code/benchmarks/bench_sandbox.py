@@ -225,17 +225,14 @@ def pools_for(case: Case, workers: int, cold: bool, before: str | None) -> dict[
 
 def _spawned_pool(workers: int, path: str, tasks: list[tuple[str, str]]) -> ProcessPoolExecutor:
     """Workers that import ``verl_rewards_code`` from ``path`` (fresh interpreters: this one has its own loaded)."""
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([path, *([old] if old else [])])
+    # A spawned worker takes this process's sys.path: with ``path`` first while they start.
+    sys.path.insert(0, path)
     try:
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=_prepare_worker, initargs=(False, tasks))
-        list(pool.map(_imported_from, range(workers)))  # start them now, with that PYTHONPATH
+        list(pool.map(_imported_from, range(workers)))  # start them now
     finally:
-        if old is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = old
+        sys.path.remove(path)
     return pool
 
 
