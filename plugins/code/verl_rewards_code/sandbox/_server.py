@@ -40,6 +40,7 @@ runner (and with it its PID namespace); the server exits when its socket
 closes (its launcher is gone), and its whole PID namespace with it.
 """
 
+import _thread
 import atexit
 import builtins
 import gc
@@ -75,7 +76,6 @@ if TYPE_CHECKING:  # at run time these come from _inside.py, put in front of thi
         close_all_but,
         enter_program,
         install_seccomp,
-        join_cgroups,
         limit_sysv_shm,
         make_read_only,
         mark,
@@ -110,6 +110,8 @@ _DEVICE_LINKS = (
 )
 _RUN_FDS = ("stderr", "status", "lifeline", "artifact")
 _IPC_RMID = 0
+_JOIN_STACK = 64 * 1024
+_M_ARENA_MAX = -8
 # Room a spawned program's limits must leave above what the runner itself holds and used.
 _MARGIN_AS = 64 * 1024 * 1024
 _MARGIN_CPU_S = 1
@@ -272,13 +274,9 @@ def _runner(cfg: dict[str, Any], fds: dict[str, int], control: socket.socket) ->
     mark("descriptors")
     os.mkdir(cfg["stage_dir"], 0o700)
     try:
-        join_cgroups(cfg["cgroup_procs"])
-    except OSError as e:
-        report(status, {"setup_error": f"joining the run's cgroup: {e}"})
-        _exit(0)
-    mark("cgroup joined")
-    try:
+        # One thread at most may unshare a mount namespace: before the cgroup thread starts.
         _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET), "unshare mount, IPC and network namespaces")
+        joined = _join_cgroups_meanwhile(cfg["cgroup_procs"])
         _mount(None, "/", None, MS_REC | MS_PRIVATE, None)  # the server's mounts follow the host's; the run's do not
         limit_sysv_shm(cfg["memory_bytes"])
         mark("namespaces")
@@ -286,6 +284,11 @@ def _runner(cfg: dict[str, Any], fds: dict[str, int], control: socket.socket) ->
         mark("root built")
         pivot(root)
         mark("pivoted")
+        failure = joined()
+        if failure is not None:
+            report(status, {"setup_error": f"joining the run's cgroup: {failure}"})
+            _exit(0)
+        mark("cgroup joined")
         _prctl(PR_SET_DUMPABLE, 0)
         devnull = os.open("/dev/null", os.O_RDWR)
         if cfg["seccomp"]:
@@ -413,6 +416,47 @@ def _spawn(cfg: dict[str, Any]) -> int:
     finally:
         os.umask(old_umask)
         os.chdir("/")
+
+
+def _join_cgroups_meanwhile(procs_files: list[str]) -> Any:
+    """Move this runner into the run's cgroups from a thread, while the runner builds its
+    root: a cgroup v1 move waits for an RCU grace period (10-15 ms here), not for the
+    CPU. The returned function waits for the move: None, or why it failed. The runner
+    waits for it before it forks the program, which so starts inside."""
+    if not procs_files:
+        return lambda: None
+    fds = [os.open(path, os.O_WRONLY) for path in procs_files]  # opened now, before the root changes
+    done = _thread.allocate_lock()
+    done.acquire()
+    failure: list[str] = []
+
+    def join() -> None:
+        try:
+            for fd in fds:
+                os.write(fd, b"0")  # the writer's thread group: the runner, this thread included
+        except OSError as e:
+            failure.append(str(e))
+        finally:
+            for fd in fds:
+                os.close(fd)
+            done.release()
+
+    # Every forked program inherits this runner's mappings (its address-space limit counts
+    # them): a small stack (the C library keeps a finished thread's), and the main malloc
+    # arena for the thread (a thread's own arena reserves 64 MB).
+    _libc.mallopt(_M_ARENA_MAX, 1)
+    _thread.stack_size(_JOIN_STACK)
+    try:
+        _thread.start_new_thread(join, ())
+    finally:
+        _thread.stack_size(0)
+
+    def joined() -> str | None:
+        done.acquire()
+        _libc.mallopt(_M_ARENA_MAX, 0)  # the default again, for the programs' own threads
+        return failure[0] if failure else None
+
+    return joined
 
 
 def _take_descriptors(fds: dict[str, int], keep: set[int]) -> dict[str, int]:
