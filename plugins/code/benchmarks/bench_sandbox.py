@@ -381,7 +381,36 @@ def profile(runs: int) -> None:
         fixed = "n/a" if total is None else f"{total - program:.1f}"
         shown = "n/a" if total is None else f"{total:.1f}"
         print(f"  {title:48s} all {shown:>6s}  program {program:5.1f}  fixed {fixed:>6s}  (scorer {own:.1f})")
+    print("\nthe same programs bare (subprocess.run from this process, as the throughput's bare pool runs them):")
+    with tempfile.TemporaryDirectory() as where:
+        for title, command, stdin in _bare_kinds(where):
+            print(f"  {title:48s} all {bare_cpu(command, stdin, runs):6.1f} ms CPU (this process and the child)")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+def _bare_kinds(where: str) -> list[tuple[str, list[str], str]]:
+    check, stdin = ASSERT_PROBLEMS[0], STDIN_PROBLEMS[0]
+    python = [sys.executable, "-I", "-c"]
+    cpp, _, _ = bare_command("cpp", stdin.solutions["cpp"], os.path.join(where, "cpp"))
+    return [
+        ("`python -I -c pass`", [*python, "pass"], ""),
+        ("assert test as `python -I -c` (HumanEval-like)",
+         [*python, f"{check.solution}{check.check}\ncheck({check.entry_point})\n"], ""),
+        ("stdin test, Python", [*python, stdin.solutions["python"]], stdin.inputs[0]),
+        ("stdin test, C++ (the compiled binary)", cpp, stdin.inputs[0]),
+    ]
+
+
+def bare_cpu(command: list[str], stdin: str, runs: int) -> float:
+    """Median-free mean CPU ms of this process and its child per ``subprocess.run`` of ``command``."""
+    def used() -> float:
+        own, children = os.times()[:2], os.times()[2:4]
+        return sum(own) + sum(children)
+    subprocess.run(command, input=stdin.encode(), capture_output=True, check=True)
+    before = used()
+    for _ in range(runs):
+        subprocess.run(command, input=stdin.encode(), capture_output=True, check=True)
+    return (used() - before) / runs * 1000
 
 
 def _add_phases(table: dict[str, list[tuple[float, float]]], entries: tuple[tuple[str, str, float, float], ...]) -> None:
