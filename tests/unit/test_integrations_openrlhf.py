@@ -185,12 +185,13 @@ def test_the_prompt_reaches_a_reward_that_asks_for_it(monkeypatch, reward_file):
     assert result["rewards"].tolist() == [1.0, 0.0]
 
 
-def test_a_yaml_config_keeps_the_adapters_local_executor_unless_it_sets_one(monkeypatch, tmp_path):
+def test_a_yaml_config_keeps_the_adapters_default_executor_unless_it_sets_one(monkeypatch, tmp_path):
     config = tmp_path / "reward.yaml"
     config.write_text("reward:\n  plugin: exact_match\n  timeout_s: 5\n")
     monkeypatch.setenv("VERL_REWARDS_CONFIG", str(config))
     settings, _ = real_module.prepare()
-    assert (settings.config.executor, settings.config.timeout_s) == ("local", 5)
+    # The adapters' default (process, since issue 32; local before), not the trainer's (ray).
+    assert (settings.config.executor, settings.config.timeout_s) == ("process", 5)
     assert single_turn(load_reward_file(), "P1", "P", "1")[0] == 1.0
     real_module._settings.clear()
     config.write_text("reward:\n  plugin: exact_match\n  executor: ray\n")
