@@ -59,7 +59,8 @@ async def _batched_async_rm(args: Namespace, samples: list[Sample]) -> Any:
 
 
 def test_one_sample_gets_a_float_and_its_status_and_extra_keys_in_metadata(monkeypatch):
-    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
+    monkeypatch.delenv("VERL_REWARDS_PLUGIN", raising=False)  # scored here: its pid is ours
+    monkeypatch.setenv("VERL_REWARDS_CONFIG", json.dumps({"plugin": "exact_match", "executor": "local"}))
     sample = Sample(prompt="What is 6 x 7?", response=" 42 ", label="42", metadata={"split": "test"})
     assert asyncio.run(_async_rm(_args(), sample)) == 1.0
     assert sample.metadata[METADATA_KEY] == {"status": "ok", "error": None, "pid": os.getpid()}

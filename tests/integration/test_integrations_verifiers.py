@@ -52,7 +52,7 @@ async def _score_all(task_cls: type[vf.Task], rows: list[tuple[str, str]],
 
 def test_a_plugin_by_name_scores_and_its_extra_keys_are_metrics_not_reward():
     class QATask(vf.Task[QAData]):
-        exact = vf.reward(reward_func("exact_match"))
+        exact = vf.reward(reward_func("exact_match", executor="local"))  # its pid is ours
 
     right, wrong = asyncio.run(_score_all(QATask, [(" 42 ", "42"), ("41", "42")]))
     assert right.rewards == {"exact_match": vf.Reward(score=1.0, weight=1.0)}
@@ -101,7 +101,7 @@ def test_score_by_import_string_takes_a_yaml_section_with_fields_routed(monkeypa
     good, bad = asyncio.run(_score_all(vf.Task[QAData], [("7", "7"), ("nan", "7")], config))
     assert (good.reward, bad.reward) == (1.0, 0.25)
     scorer = adapter._entries.peek(adapter.selection_key(adapter.env_section())).scorer
-    assert scorer.config.executor == "local"  # the adapters' default: the file does not say
+    assert scorer.config.executor == "process"  # the adapters' default: the file does not say
     assert bad.info["verl_rewards"]["faulty"]["error"].startswith("RewardValueError")
 
 

@@ -6,6 +6,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Final
 
+from ..executors.faults import UNINTERRUPTIBLE
 from .records import Finding, Latency, Scored
 
 # A call over this share of the timeout times out when the machine is busy.
@@ -41,7 +42,11 @@ def latency_findings(timed: Sequence[tuple[str, Scored]], timeout_s: float) -> l
     """A finding per probe that timed out or took over half the timeout."""
     found = []
     for name, result in timed:
-        if result.status == "timeout":
+        if result.status == "timeout" and UNINTERRUPTIBLE in (result.error or ""):
+            found.append(Finding("latency", name, f"timed out (timeout {timeout_s:g} s) and was stuck "
+                                 f"where the watchdog cannot interrupt it (C code?), so its worker "
+                                 f"process was killed: {FIX}"))
+        elif result.status == "timeout":
             found.append(Finding("latency", name, f"timed out (timeout {timeout_s:g} s): {FIX}"))
         elif result.seconds > SLOW_SHARE * timeout_s:
             found.append(Finding("latency", name, f"took {result.seconds:.2f} s, over "

@@ -3,7 +3,9 @@
 Reads one job (JSON) on stdin: the plugin, the import path, the timeout and
 steps, each a list of samples scored with one set of kwargs, once or from
 several threads at once. Scores through the public :class:`~verl_rewards.Scorer`
-(local executor, the plugin's timeout) and answers one JSON line per step on a
+(process executor, one worker, the plugin's timeout: a call stuck in C is a timeout, its
+worker replaced; threaded steps on the local executor, so the threads share one process)
+and answers one JSON line per step on a
 private copy of stdout, so nothing a reward prints can be read as a result.
 The auditing process kills it when a step overruns its deadline (a reward stuck
 in C code, which the watchdog cannot interrupt).
@@ -40,7 +42,7 @@ def main() -> int:
 
 def _run_step(job: Mapping[str, Any], step: Mapping[str, Any], scorers: dict[str, Any]) -> dict[str, Any]:
     try:
-        scorer = _scorer(job, step["kwargs"], scorers)
+        scorer = _scorer(job, step["kwargs"], scorers, "local" if step.get("threads") else "process")
     except Exception as e:  # noqa: BLE001 - reported to the auditing process
         return {"id": step["id"], "error": f"{type(e).__name__}: {e}"}
     samples = step["samples"]
@@ -51,12 +53,13 @@ def _run_step(job: Mapping[str, Any], step: Mapping[str, Any], scorers: dict[str
     return {"id": step["id"], "runs": runs}
 
 
-def _scorer(job: Mapping[str, Any], kwargs: Mapping[str, Any], scorers: dict[str, Any]) -> Any:
+def _scorer(job: Mapping[str, Any], kwargs: Mapping[str, Any], scorers: dict[str, Any],
+            executor: str) -> Any:
     from verl_rewards import Scorer
 
-    key = json.dumps(kwargs, sort_keys=True)
+    key = json.dumps([kwargs, executor], sort_keys=True)
     if key not in scorers:
-        config = {"plugin": job["plugin"], "kwargs": dict(kwargs), "executor": "local",
+        config = {"plugin": job["plugin"], "kwargs": dict(kwargs), "executor": executor, "num_workers": 1,
                   "timeout_s": job["timeout_s"], "on_error": "score"}
         scorers[key] = Scorer.from_config(config).start()
     return scorers[key]

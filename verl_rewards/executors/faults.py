@@ -33,6 +33,9 @@ CHUNKS_PER_WORKER = 4
 GRACE_S = 1.0  # past a call's allowance before it counts as stuck
 
 Stuck = int | Literal["unknown"]  # the stuck sample's batch index, or no single culprit
+# In the error of a sample whose call was stopped only by killing its worker (readers
+# such as the audit tell it from a timeout the call itself gave in to).
+UNINTERRUPTIBLE = "in code Python could not interrupt"
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ def after_stall(chunk: Chunk, unfinished: Sequence[int], stuck: Stuck, timeout_s
     # In precise mode the worker runs one sample at a time, each only after the
     # one before was taken: the stuck one is the first not received.
     culprit = unfinished[0] if stuck == "unknown" else stuck
-    message = f"exceeded timeout_s={timeout_s:g} in code Python could not interrupt; worker replaced"
+    message = f"exceeded timeout_s={timeout_s:g} {UNINTERRUPTIBLE}; worker replaced"
     rest = (i for i in unfinished if i != culprit)
     return Verdict(tuple(Chunk(tuple(run)) for run in contiguous_runs(rest)),
                    {culprit: timeout_outcome(message)})
