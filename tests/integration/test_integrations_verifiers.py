@@ -81,6 +81,18 @@ def test_a_section_bounds_a_hanging_sample_and_isolates_a_raising_one():
     assert raised.errors == [] and hung.errors == []  # the rollout itself did not fail
 
 
+def test_a_sample_stuck_in_c_is_bounded_by_the_default_executor():
+    class QATask(vf.Task[QAData]):
+        faulty = vf.reward(reward_func({"plugin": "faulty", "timeout_s": 1, "error_score": -1.0}))
+
+    asyncio.run(_score_all(QATask, [("42", "42")]))  # the worker pool starts here
+    began = time.monotonic()
+    ok, stuck = asyncio.run(_score_all(QATask, [("42", "42"), ("c_sleep", "42")]))
+    assert time.monotonic() - began < 1 + 2  # timeout_s + 2 s, the host alive
+    assert [ok.reward, stuck.reward] == [1.0, -1.0]
+    assert stuck.info["verl_rewards"]["faulty"]["status"] == "timeout"
+
+
 def test_score_by_import_string_takes_the_plugin_from_the_environment(monkeypatch):
     monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
     monkeypatch.setenv("VERL_REWARDS_KWARGS", json.dumps({"bonus": 0.5}))

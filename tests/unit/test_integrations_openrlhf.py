@@ -6,6 +6,7 @@ import asyncio
 import importlib.util
 import json
 import logging
+import time
 
 import pytest
 import torch
@@ -97,6 +98,17 @@ def test_failed_samples_get_error_score_and_a_warning(monkeypatch, caplog):
     assert info["rewards"].tolist() == [1.0, -1.0, -1.0]
     assert info["extra_logs"]["reward_failed"].tolist() == [0.0, 1.0, 1.0]
     assert "reward faulty (verl-rewards-testkit 0.3.1) failed on sample 1: RuntimeError" in caplog.text
+
+
+def test_a_reward_stuck_in_c_is_a_failed_sample_within_its_timeout_by_default(monkeypatch):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "faulty")
+    monkeypatch.setenv("VERL_REWARDS_TIMEOUT_S", "1")
+    reward_func = load_reward_file()  # the worker pool starts as OpenRLHF loads the file
+    began = time.monotonic()
+    info = reward_func(["P1", "Pc_sleep", "P0"], ["P"] * 3, ["1"] * 3)
+    assert time.monotonic() - began < 1 + 2  # timeout_s + 2 s, the host alive
+    assert info["rewards"].tolist() == [1.0, 0.0, 0.0]
+    assert info["extra_logs"]["reward_failed"].tolist() == [0.0, 1.0, 0.0]
 
 
 def test_on_error_raise(monkeypatch):

@@ -185,6 +185,14 @@ def test_async_plugin_gives_an_async_callable_when_trl_awaits_objects(monkeypatc
     assert shapes._peak == 10  # the ten calls were all in flight at once
 
 
+def test_a_reward_stuck_in_c_returns_within_its_timeout_on_the_default_executor():
+    fn = reward_func("faulty", timeout_s=1)
+    assert trl_call(fn, ["1"], ground_truth=["1"]) == [1.0]  # the worker pool starts here
+    began = time.monotonic()
+    assert trl_call(fn, ["1", "c_sleep", "0"], ground_truth=["1"] * 3) == [1.0, 0.0, 0.0]
+    assert time.monotonic() - began < 1 + 2  # timeout_s + 2 s, the host alive
+
+
 def test_older_trl_gets_a_sync_callable_and_async_true_is_refused(monkeypatch):
     monkeypatch.setattr(adapter, "_trl_version", lambda: (1, 13))
     fn = reward_func("sleepy", kwargs={"ms": 1})

@@ -87,6 +87,15 @@ def test_plugin_is_resolved_once_per_selection_and_kwargs(monkeypatch):
     assert len(scans) == 2
 
 
+def test_a_reward_holding_the_gil_in_c_scores_error_score_within_its_timeout_by_default():
+    fn = verl_wraps({"plugin": "faulty", "verl_rewards": {"timeout_s": 1, "error_score": -1.0}})
+    assert naive_call(fn, solution_str="1", ground_truth="1") == 1.0  # the worker pool starts here
+    began = time.monotonic()
+    assert naive_call(fn, solution_str="gil_sleep", ground_truth="1") == -1.0
+    assert time.monotonic() - began < 1 + 2  # timeout_s + 2 s, the host alive
+    assert naive_call(fn, solution_str="1", ground_truth="1") == 1.0
+
+
 def test_nested_omegaconf_kwargs_are_made_plain(reward_file):
     path = reward_file('''
         def compute_score(data_source, solution_str, ground_truth, extra_info=None, weights=None):

@@ -108,16 +108,18 @@ def _uncontained(why: str) -> str:
 
 
 def run_steps(plugin: str, steps: Sequence[Step], timeout_s: float, grace_s: float = GRACE_S,
-              cancel: threading.Event | None = None) -> Answers:
+              cancel: threading.Event | None = None, executor: str = "process") -> Answers:
     """Score ``steps`` for ``plugin`` (``dist:name``) in fresh processes, each step under a
     deadline: its samples' timeouts plus ``grace_s``. ``cancel`` stops at once, killing
-    the process in flight; the steps left are failures."""
+    the process in flight; the steps left are failures. ``executor``: what scores in that
+    process (``process``: a worker it kills at a call's timeout; ``local``: itself, so a
+    call stuck in C is a stuck step); threaded steps always score on ``local``."""
     answers = Answers()
     remaining = list(steps)
     for _ in range(MAX_RESTARTS + 1):
         if not remaining:
             break
-        failure = _run_process(plugin, remaining, (timeout_s, grace_s), answers, cancel)
+        failure = _run_process(plugin, remaining, (timeout_s, grace_s), answers, cancel, executor)
         if failure is None:
             break
         answers.failures.append(failure)
@@ -139,9 +141,9 @@ def deadline_s(step: Step, timeout_s: float, grace_s: float = GRACE_S) -> float:
 
 
 def _run_process(plugin: str, steps: Sequence[Step], limits: tuple[float, float], answers: Answers,
-                 cancel: threading.Event | None) -> StepFailure | None:
+                 cancel: threading.Event | None, executor: str) -> StepFailure | None:
     timeout_s, _ = limits
-    job = {"plugin": plugin, "sys_path": sys.path, "timeout_s": timeout_s,
+    job = {"plugin": plugin, "sys_path": sys.path, "timeout_s": timeout_s, "executor": executor,
            "steps": [{"id": s.id, "kwargs": dict(s.kwargs), "samples": list(s.samples),
                       "threads": s.threads} for s in steps]}
     prefix = containment().prefix

@@ -3,8 +3,9 @@
 Reads one job (JSON) on stdin: the plugin, the import path, the timeout and
 steps, each a list of samples scored with one set of kwargs, once or from
 several threads at once. Scores through the public :class:`~verl_rewards.Scorer`
-(process executor, one worker, the plugin's timeout: a call stuck in C is a timeout, its
-worker replaced; threaded steps on the local executor, so the threads share one process)
+(the job's executor: ``process`` by default, one worker, so a call stuck in C is a
+timeout and its worker replaced; threaded steps on ``local``, so the threads share one
+process; the plugin's timeout)
 and answers one JSON line per step on a
 private copy of stdout, so nothing a reward prints can be read as a result.
 The auditing process kills it when a step overruns its deadline (a reward stuck
@@ -42,7 +43,7 @@ def main() -> int:
 
 def _run_step(job: Mapping[str, Any], step: Mapping[str, Any], scorers: dict[str, Any]) -> dict[str, Any]:
     try:
-        scorer = _scorer(job, step["kwargs"], scorers, "local" if step.get("threads") else "process")
+        scorer = _scorer(job, step["kwargs"], scorers, "local" if step.get("threads") else job["executor"])
     except Exception as e:  # noqa: BLE001 - reported to the auditing process
         return {"id": step["id"], "error": f"{type(e).__name__}: {e}"}
     samples = step["samples"]

@@ -17,6 +17,7 @@ import atexit
 import json
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -103,10 +104,17 @@ def plain(value: Any) -> Any:
 
 
 def started(scorer: Scorer) -> Scorer:
-    """``scorer``, started, and closed when the process exits."""
+    """``scorer``, started, and closed when the process exits. Only a weak reference is
+    kept for that: a scorer its cache forgets is collected, and its workers with it."""
     scorer.start()
-    atexit.register(scorer.close)
+    atexit.register(_close_at_exit, weakref.ref(scorer))
     return scorer
+
+
+def _close_at_exit(ref: weakref.ref[Scorer]) -> None:
+    scorer = ref()
+    if scorer is not None:
+        scorer.close()
 
 
 def scorer_from_section(section: Mapping[str, Any]) -> Scorer:
