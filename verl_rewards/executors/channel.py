@@ -63,12 +63,13 @@ def send_frame(fd: int, data: bytes, deadline_s: float) -> None:
     :class:`ChannelError` when the reader is gone or has not taken it in time."""
     view = memoryview(data)
     ends = time.monotonic() + deadline_s
+    poller = select.poll()  # not select.select: a host may hold fds past FD_SETSIZE
+    poller.register(fd, select.POLLOUT)
     while view:
         left = ends - time.monotonic()
         if left <= 0:
             raise ChannelError(f"the worker did not read its request within {deadline_s:g} s")
-        _, writable, _ = select.select([], [fd], [], left)
-        if not writable:
+        if not poller.poll(left * 1000):
             continue
         try:
             view = view[os.write(fd, view):]
