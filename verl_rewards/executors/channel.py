@@ -65,18 +65,19 @@ def send_frame(fd: int, data: bytes, deadline_s: float) -> None:
     ends = time.monotonic() + deadline_s
     poller = select.poll()  # not select.select: a host may hold fds past FD_SETSIZE
     poller.register(fd, select.POLLOUT)
-    while view:
-        left = ends - time.monotonic()
-        if left <= 0:
-            raise ChannelError(f"the worker did not read its request within {deadline_s:g} s")
-        if not poller.poll(left * 1000):
-            continue
+    while True:  # write first: a small frame fits the pipe at once
         try:
             view = view[os.write(fd, view):]
         except BlockingIOError:
-            continue
+            pass
         except OSError as e:  # EPIPE: the worker is gone
             raise ChannelError(f"the worker is gone ({e.strerror})") from None
+        if not view:
+            return
+        left = ends - time.monotonic()
+        if left <= 0:
+            raise ChannelError(f"the worker did not read its request within {deadline_s:g} s")
+        poller.poll(left * 1000)
 
 
 class FrameReader:

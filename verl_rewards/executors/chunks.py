@@ -77,14 +77,22 @@ def _portable_one(outcome: Outcome, dumps: Callable[[Any], bytes]) -> Outcome:
     return outcome
 
 
+_statm: tuple[int, int] | None = None  # (pid, fd): /proc/self/statm kept open, read again per piece
+
+
 def rss_mb() -> float:
     """This process's resident memory in MiB (0.0 where /proc is not available)."""
+    global _statm
     try:
-        with open("/proc/self/statm", "rb") as f:
-            resident_pages = int(f.read().split()[1])
+        if _statm is None or _statm[0] != os.getpid():  # opening it costs more than reading it
+            _statm = (os.getpid(), os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
+        resident_pages = int(os.pread(_statm[1], 128, 0).split()[1])
     except (OSError, IndexError, ValueError):
         return 0.0
-    return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return resident_pages * _PAGE / 2**20
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _per_sample(loaded: LoadedSpec) -> bool:

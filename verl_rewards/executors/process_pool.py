@@ -41,6 +41,7 @@ from ..samples import Sample
 from ..spec import RewardSpec
 from . import spawn
 from .channel import ChannelError, FrameReader, frame, send_frame
+from .chunks import Piece
 from .faults import Chunk
 from .pool import START_TIMEOUT_S, Event, Heartbeat, Job, Pool, Report, Slot
 from .shared_progress import map_block, new_block, read
@@ -63,6 +64,7 @@ class _Worker:
     replies: FrameReader  # read end, non-blocking
     block: mmap.mmap
     broken: bool = False  # a request could not be sent: it reads as a death
+    finished: bool = False  # its chunk's last piece was taken: its end is the next event
     gone: bool = False  # killed, or left to the parent (a forked copy): its fds are closed
 
     def kill(self) -> None:
@@ -171,13 +173,16 @@ class ProcessWorkers:
         def ready(worker: _Worker) -> bool:
             return worker.broken or worker.replies.ready()
 
-        return ([j for j in jobs if j.handle is not None or ready(j.slot.worker)],
+        return ([j for j in jobs if j.handle is not None or j.slot.worker.finished or ready(j.slot.worker)],
                 [s for s in starting if ready(s.worker)])
 
     def take(self, job: Job) -> Event:
         if isinstance(job.handle, Exception):
             return job.handle
         worker: _Worker = job.slot.worker
+        if worker.finished:
+            worker.finished = False
+            return "end"
         if worker.broken:
             return "died"
         try:
@@ -185,9 +190,9 @@ class ProcessWorkers:
         except ChannelError:
             return "died"
         if message[0] == "piece":
-            return message[1]  # type: ignore[no-any-return]
-        if message[0] == "end":
-            return "end"
+            piece: Piece = message[1]
+            worker.finished = piece.offset + len(piece.outcomes) >= len(job.chunk.indices)
+            return piece
         if message[0] == "failed":
             return _restored(message[1])
         log.warning("reward worker (pid %d) sent %r in a chunk; replacing it", worker.process.pid,
@@ -210,7 +215,7 @@ class ProcessWorkers:
     def heartbeat(self, slot: Slot) -> Heartbeat:
         worker: _Worker = slot.worker
         worker.replies.fill()
-        if worker.replies.has_frame():  # it has answered: nothing is stuck until we read it
+        if worker.finished or worker.replies.has_frame():  # answered: not stuck until we read it
             return Report(None, 1, 0.0, None)
         if not spawn.alive(worker.process):
             return "dead"

@@ -13,8 +13,9 @@ thread, so a reward's own ``KeyboardInterrupt`` is its sample's failure
 Messages, host to worker: ``{"spec", "limits", "sys_path"}`` once, then
 ``("score", samples, first_index, precise)`` per chunk and ``("close",)``.
 Worker to host: ``("ready", {"pid", "timeout_s"})`` or ``("error", exception)``
-once, then per chunk ``("piece", Piece)``... and ``("end",)`` (or
-``("failed", exception)`` if the scoring loop itself broke), and ``("closed",)``.
+once, then per chunk ``("piece", Piece)``... until its samples are all sent (the
+host counts them: no frame ends a chunk, one wake-up less per call), or
+``("failed", exception)`` if the scoring loop itself broke; ``("closed",)``.
 """
 
 from __future__ import annotations
@@ -84,8 +85,6 @@ def _serve(requests: int, replies: int, progress: SharedProgress) -> None:
                 write_frame(replies, ("piece", piece))
         except Exception as e:  # the scoring loop itself, not a sample: the chunk's rest fails
             write_frame(replies, ("failed", sendable(e)))
-        else:
-            write_frame(replies, ("end",))
 
 
 def _ready(spec: RewardSpec, limits: Limits, replies: int) -> LoadedSpec | None:
