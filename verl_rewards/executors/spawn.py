@@ -32,6 +32,12 @@ class _Launcher:
         self._requests: queue.SimpleQueue[tuple[list[str], tuple[int, ...], queue.SimpleQueue[Any]]] = \
             queue.SimpleQueue()
 
+    def forget(self) -> None:
+        """In a forked child: the parent's thread and lock are not ours (the lock may have
+        been held by another thread at the fork)."""
+        self._lock = threading.Lock()
+        self._pid = 0
+
     def launch(self, argv: list[str], pass_fds: Sequence[int]) -> subprocess.Popen[bytes]:
         with self._lock:
             if self._pid != os.getpid():  # first use, or a forked child: start our thread
@@ -60,6 +66,8 @@ class _Launcher:
 
 
 _launcher = _Launcher()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_launcher.forget)
 
 
 def launch(argv: list[str], pass_fds: Sequence[int]) -> subprocess.Popen[bytes]:
