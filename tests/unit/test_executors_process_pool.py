@@ -153,6 +153,23 @@ def test_a_call_that_swallows_its_timeout_or_blocks_in_c_is_a_timeout_within_the
     assert after.scores == [1.0, 1.0] and os.getpid() not in after.extra_info["pid"]
 
 
+def test_a_rewards_declared_timeout_bounds_a_call_stuck_in_c_under_timeout_s_auto(reward_file):
+    path = reward_file('''
+        import ctypes
+        from verl_rewards.metadata import reward
+
+        @reward(timeout_s=1)
+        def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+            if solution_str == "c_sleep":
+                ctypes.CDLL(None).sleep(60)
+            return float(solution_str == ground_truth)
+    ''', "declared.py")
+    with Scorer.from_config({**_cfg(path), "timeout_s": "auto"}) as scorer:
+        result, elapsed = _score_with(scorer, ["1", "c_sleep", "1"])
+    assert elapsed < BOUND_S  # its declared 1 s, not the default 30 s
+    assert result.statuses == ["ok", "timeout", "ok"]
+
+
 @pytest.mark.parametrize("fault", ["exit", "segfault", "sigterm"])
 def test_a_reward_that_kills_its_worker_fails_only_its_sample_and_the_host_lives(faults, fault):
     with Scorer.from_config(_cfg(faults)) as scorer:

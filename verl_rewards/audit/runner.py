@@ -3,9 +3,10 @@
 Reads one job (JSON) on stdin: the plugin, the import path, the timeout and
 steps, each a list of samples scored with one set of kwargs, once or from
 several threads at once. Scores through the public :class:`~verl_rewards.Scorer`
-(the job's executor: ``process`` by default, one worker, so a call stuck in C is a
-timeout and its worker replaced; threaded steps on ``local``, so the threads share one
-process; the plugin's timeout)
+(the job's executor: ``process`` by default, so a call stuck in C is a timeout and its
+worker replaced, the second worker taking the next sample meanwhile, and one-sample
+calls all going to the first worker otherwise; threaded steps on ``local``, so the
+threads share one process; the plugin's timeout)
 and answers one JSON line per step on a
 private copy of stdout, so nothing a reward prints can be read as a result.
 The auditing process kills it when a step overruns its deadline (a reward stuck
@@ -60,7 +61,7 @@ def _scorer(job: Mapping[str, Any], kwargs: Mapping[str, Any], scorers: dict[str
 
     key = json.dumps([kwargs, executor], sort_keys=True)
     if key not in scorers:
-        config = {"plugin": job["plugin"], "kwargs": dict(kwargs), "executor": executor, "num_workers": 1,
+        config = {"plugin": job["plugin"], "kwargs": dict(kwargs), "executor": executor,
                   "timeout_s": job["timeout_s"], "on_error": "score"}
         scorers[key] = Scorer.from_config(config).start()
     return scorers[key]

@@ -63,6 +63,7 @@ class _Worker:
     requests: int  # write end, non-blocking
     replies: FrameReader  # read end, non-blocking
     block: mmap.mmap
+    ready: dict[str, Any] | None = None  # its answer once it resolved the reward (pid, timeout_s)
     broken: bool = False  # a request could not be sent: it reads as a death
     finished: bool = False  # its chunk's last piece was taken: its end is the next event
     gone: bool = False  # killed, or left to the parent (a forked copy): its fds are closed
@@ -105,8 +106,8 @@ def _start_worker(spec: RewardSpec, limits: Limits) -> _Worker:
     block_fd = new_block()
     fds = (requests_r, replies_w, block_fd)
     try:
-        process = spawn.launch([sys.executable, "-c", _BOOT, _ROOT, *map(str, fds), str(os.getpid())], fds)
         block = map_block(block_fd)
+        process = spawn.launch([sys.executable, "-c", _BOOT, _ROOT, *map(str, fds), str(os.getpid())], fds)
     except BaseException:
         os.close(requests_w)
         os.close(replies_r)
@@ -210,7 +211,10 @@ class ProcessWorkers:
         if message[0] == "error":
             error = _restored(message[1])
             raise error from error.__cause__
-        return bool(message[0] == "ready")
+        if message[0] != "ready":
+            return False
+        worker.ready = message[1]
+        return True
 
     def heartbeat(self, slot: Slot) -> Heartbeat:
         worker: _Worker = slot.worker
@@ -272,9 +276,10 @@ class ProcessExecutor:
                           self._cannot_start())
 
     def _await_ready(self) -> float | None:
+        """The longest per-sample timeout, as the workers report it (a reward's own
+        ``@reward(timeout_s=...)`` under ``timeout_s: auto``), once every worker is ready."""
         began = time.monotonic()
         waiting = list(self._slots)
-        timeout_s = limits_for(self._config).timeout_s
         while waiting:
             left = START_TIMEOUT_S - (time.monotonic() - began)
             if left <= 0:
@@ -287,7 +292,8 @@ class ProcessExecutor:
                                         f"started ({slot.worker.describe_exit()}); see its output "
                                         f"above (on this process's stderr)")
                 slot.starting = None
-        return timeout_s
+        ready: dict[str, Any] | None = self._slots[0].worker.ready
+        return ready["timeout_s"] if ready else limits_for(self._config).timeout_s
 
     def run(self, samples: Sequence[Sample], stop_on_error: bool) -> tuple[list[Outcome], dict[str, float]]:
         """Score ``samples`` on the workers; outcomes in input order."""
