@@ -215,7 +215,7 @@ def literal_choices(annotation: object) -> tuple[Any, ...] | None:
 def _scope(target: object) -> dict[str, Any]:
     """The globals ``target``'s string annotations (``from __future__ import annotations``)
     are read in: its module's."""
-    function = inspect.unwrap(target) if inspect.isfunction(target) else None  # type: ignore[arg-type]
+    function = inspect.unwrap(target) if inspect.isfunction(target) else None
     if function is not None:
         return dict(function.__globals__)
     module = sys.modules.get(getattr(target if inspect.isclass(target) else type(target), "__module__", ""))
@@ -228,7 +228,7 @@ def _evaluated(annotation: object, scope: dict[str, Any]) -> object:
     if not isinstance(annotation, str):
         return annotation
     try:
-        return eval(annotation, scope)  # noqa: S307 - the reward's own annotation, in its own module
+        return eval(annotation, scope)  # the reward's own annotation, in its own module
     except Exception:  # noqa: BLE001 - e.g. a name imported only under TYPE_CHECKING
         return annotation
 

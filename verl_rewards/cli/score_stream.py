@@ -288,7 +288,7 @@ def _columns_found(row: dict[str, Any], missing: list[str], columns: Mapping[str
 def _not_there(row: dict[str, Any], path: str, field: str) -> str:
     """A path ``--columns`` names that ``row`` lacks, with what its struct holds instead."""
     named = f"{path!r} (--columns {field}={path})"
-    head, dot, rest = path.partition(".")
+    head, dot, _ = path.partition(".")
     if dot and isinstance(row.get(head), Mapping):
         keys = ", ".join(repr(k) for k in row[head]) or "none"
         named += f" ({head!r} holds {keys})"
