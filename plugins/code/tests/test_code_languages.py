@@ -106,3 +106,17 @@ def test_show_lists_the_languages_this_machine_runs(capsys: pytest.CaptureFixtur
     assert listed == "; ".join(f"{name} ({how})" for name, how in languages.available().items())
     for language in ("python", "cpp", "java", "javascript", "rust"):
         assert f"{language} (" in listed
+
+
+def test_the_language_kwarg_allows_each_fence_tag_and_is_checked_when_the_config_is_read() -> None:
+    import typing
+
+    from verl_rewards_code.code_exec import Language
+
+    from verl_rewards import Scorer
+    from verl_rewards.errors import RewardKwargsError
+
+    assert set(typing.get_args(Language)) == set(languages.TAGS)
+    with pytest.raises(RewardKwargsError, match="'language' must be one of 'python', .*, not 'Pyhton' "
+                                                r"\(did you mean 'python'\?\)"):
+        Scorer.from_config({"plugin": "code_exec", "kwargs": {"language": "Pyhton"}})
