@@ -91,8 +91,8 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, *, m
 
 
 def test_literal_kwargs_give_their_values_even_through_an_alias_in_a_string_annotation(reward_file):
-    from verl_rewards.resolve import inspect_ref
     from verl_rewards import RewardRef
+    from verl_rewards.resolve import inspect_ref
 
     info = inspect_ref(RewardRef.from_file(reward_file(LITERAL_REWARD)))
     assert info.kwarg_choices == {"method": ("strict", "flexible"), "level": (1, 2, None)}
