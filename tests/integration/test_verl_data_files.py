@@ -24,6 +24,8 @@ import pytest
 from trainer.data import load_prompts
 from trainer.main import main as train
 
+pytestmark = pytest.mark.slow
+
 INSTRUCTION = 'Let\'s think step by step and output the final answer after "####".'
 QUESTIONS = [("What is 2 + 3?", "2 + 3 = 5\n#### 5"), ("What is 10 - 4?", "10 - 4 = 6\n#### 6"),
              ("What is 3 * 3?", "3 * 3 = 9\n#### 9")]
