@@ -11,11 +11,15 @@ for any number; ``# exit N`` after a shown line is the command's exit status."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -160,22 +164,44 @@ def test_readme_list_and_show_print_the_rows_shown(tmp_path):
 
 
 def test_readme_trainer_runs_print_the_figures_the_readme_quotes(tmp_path):
-    """Both Quickstart training commands as written (seeded: the figures repeat), from a
-    directory that has the checkout's examples/, the trainer importable as from the checkout."""
+    """Both Quickstart training commands as written (seeded: the figures repeat), side by side
+    (one core each), from a directory that has the checkout's examples/ and imports the
+    trainer as the checkout does."""
     commands = block("README.md", "python -m trainer.main trainer.total_steps=100 trainer.output_dir=outputs/quickstart \\")
     (tmp_path / "examples").symlink_to(ROOT / "examples")
-    done = _bash(commands.text, tmp_path, _env(PYTHONPATH=str(ROOT)), timeout=900)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    printed = re.findall(r"reward \d\.\d+ -> \d\.\d+ \(first -> last step\)", done.stdout)
+    with contextlib.ExitStack() as stack:
+        runs = [subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True,
+                                 env=_env(PYTHONPATH=str(ROOT), RAY_TMPDIR=stack.enter_context(own_ray_dir())))
+                for command in commands.text.replace("\\\n", " ").splitlines()]
+        outputs = [run.communicate(timeout=900)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [o[-2000:] for o in outputs]
+    printed = [re.findall(r"reward \d\.\d+ -> \d\.\d+ \(first -> last step\)", o) for o in outputs]
     readme = (ROOT / "README.md").read_text()
-    quoted = re.findall(r"`(reward \d\.\d+ -> \d\.\d+ \(first -> last step\))`", readme[readme.index("**Train with a plugin**"):])
-    assert len(printed) == 2 and printed == quoted[:2], (printed, quoted)
+    quoted = re.findall(r"`(reward \d\.\d+ -> \d\.\d+ \(first -> last step\))`",
+                        readme[readme.index("**Train with a plugin**"):readme.index("## Why")])
+    assert printed == [[q] for q in quoted] and len(quoted) == 2, (printed, quoted)
+
+
+@contextlib.contextmanager
+def own_ray_dir() -> Iterator[str]:
+    """A RAY_TMPDIR of its own, so a command that starts Ray starts its own local session and
+    never joins one a test recorded (``ray_current_cluster``); short, for Ray's socket paths."""
+    path = tempfile.mkdtemp(prefix="ray", dir="/tmp")
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _missing_rows(shown: str, printed: str) -> list[str]:
     """The rows of a shown table (columns split on spaces) that ``printed`` does not have."""
     rows = [line.split() for line in printed.splitlines()]
     return [line for line in shown.splitlines() if line != "..." and line.split() not in rows]
+
+
+def test_readme_audit_prints_what_it_shows(tmp_path):
+    run_transcript(block("README.md", "$ verl-rewards audit gameable").text, tmp_path, _env())
 
 
 # -- in a fresh venv: what the docs install --------------------------------------------

@@ -13,8 +13,11 @@ back, which shows it is verl's layout; the expected scores are verl's own
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +101,14 @@ def test_score_reads_verls_file_with_no_flags_one_row_per_response(verl_files, t
     from verl.utils.reward_score import default_compute_score
 
     out = tmp_path / "scored.parquet"
-    run = subprocess.run([str(Path(sys.executable).parent / "verl-rewards"), "score", "-i", str(verl_files[1]),
-                          "-o", str(out), "reward.plugin=verl_default", "reward.num_workers=1"],
-                         capture_output=True, text=True, timeout=240)
+    ray_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # its own local Ray session, never a test's
+    try:
+        run = subprocess.run([str(Path(sys.executable).parent / "verl-rewards"), "score", "-i", str(verl_files[1]),
+                              "-o", str(out), "reward.plugin=verl_default", "reward.num_workers=1"],
+                             capture_output=True, text=True, timeout=240,
+                             env={**{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}, "RAY_TMPDIR": ray_dir})
+    finally:
+        shutil.rmtree(ray_dir, ignore_errors=True)
     assert run.returncode == 0, run.stderr
     assert "scored 9 samples with verl_default" in run.stdout
     rows = pq.read_table(out).to_pylist()
