@@ -101,6 +101,9 @@ NOT_RUN = {
                           "checks the JSON's shape"),
     ("docs/cli.md", 14): ("$ verl-rewards serve reward.plugin=gsm8k reward.num_workers=4",
                           "a service that runs until stopped: tests/integration/test_serve.py"),
+    ("docs/cli.md", 15): ("$ verl-rewards serve reward.plugin=gsm8k --tasks train.parquet --tasks test=test.jsonl",
+                          "a service that runs until stopped: tests/integration/test_serve_ors.py serves task "
+                          "files"),
     ("docs/integrations/areal.md", 0): ('pip install --no-deps "areal==1.0.4" -c constraints.txt', _INSTALL),
     ("docs/integrations/openrlhf.md", 0): ("export VERL_REWARDS_PLUGIN=gsm8k",
                                            "launches OpenRLHF's trainer (GPUs): "
@@ -119,9 +122,13 @@ NOT_RUN = {
                                         "VERL_REWARDS_CONFIG='{\"plugin\": \"gsm8k\", \"timeout_s\": 10}'",
                                         "launches slime's trainer (GPUs, Megatron): "
                                         "tests/integration/test_integrations_slime.py calls the reward as slime does"),
-    ("docs/integrations/trl.md", 0): ('pip install "trl==1.16.0" "torch==2.13.0" -c constraints.txt   # or the '
+    ("docs/integrations/trl.md", 0): ("VERL_REWARDS_TOKEN=s3cret verl-rewards serve reward.plugin=gsm8k "
+                                      "reward.num_workers=4 \\",
+                                      "a service that runs until stopped: tests/integration/test_serve_ors.py serves "
+                                      "tasks and drives TRL's OpenReward client against it"),
+    ("docs/integrations/trl.md", 1): ('pip install "trl==1.16.0" "torch==2.13.0" -c constraints.txt   # or the '
                                       "CUDA build of torch your GPUs need", _INSTALL),
-    ("docs/integrations/trl.md", 1): (".venv/bin/python -m pytest tests/integration/test_integrations_trl_grpo.py "
+    ("docs/integrations/trl.md", 2): (".venv/bin/python -m pytest tests/integration/test_integrations_trl_grpo.py "
                                       "tests/unit/test_integrations_trl.py", "part of the suite CI runs"),
     ("docs/integrations/verifiers.md", 0): ('pip install --no-deps "verifiers==0.4.0" -c constraints.txt', _INSTALL),
     ("docs/integrations/verl.md", 1): ('python -m verl.trainer.main_ppo --config-path="$PWD" --config-name=my_ppo \\',
@@ -171,7 +178,8 @@ NOT_RUN = {
                            "run as written by tests/integration/test_serve_docs.py"),
     ("docs/serve.md", 9): ('$ curl -s localhost:8000/nemo_gym/verify -H "Authorization: Bearer '
                            "$VERL_REWARDS_TOKEN\" -d '{", "run as written by tests/integration/test_serve_docs.py"),
-    ("docs/serve.md", 10): ("# on each of node-a, node-b (joined to the cluster at head:6379)",
+    ("docs/serve.md", 10): ("pip install -e '.[serve,ors]' -e ./plugins/math", _INSTALL),
+    ("docs/serve.md", 11): ("# on each of node-a, node-b (joined to the cluster at head:6379)",
                             "needs a Ray cluster of several nodes: tests/integration/test_shared_pool.py shares "
                             "one pool between front ends"),
     ("docs/skip.md", 0): ("python -m verl.trainer.main_ppo \\",
