@@ -75,9 +75,26 @@ def place_of(row: Mapping[str, Any], field: str, columns: Mapping[str, str] | No
 def fields(row: Mapping[str, Any], columns: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The sample fields ``row`` holds, each from its place (see the module docstring);
     a field it does not hold is left out (:func:`verl_rewards.samples.as_samples` names it)."""
+    if columns:
+        return _fields_at(row, columns)
+    # The flat layout and verl's, without a path lookup per field (``score`` reads every row here).
+    found = {key: row[key] for key in _OWN if key in row}
+    if "ground_truth" not in found:
+        reward_model = row.get("reward_model")
+        if isinstance(reward_model, Mapping) and "ground_truth" in reward_model:
+            found["ground_truth"] = reward_model["ground_truth"]
+    if "solution_str" not in found and "responses" in row:
+        found["solution_str"] = row["responses"]
+    return found
+
+
+_OWN: Final = tuple(PLACES)  # each field's own column, the first of its places
+
+
+def _fields_at(row: Mapping[str, Any], columns: Mapping[str, str]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for field, places in PLACES.items():
-        for path in (columns[field],) if columns and field in columns else places:
+        for path in (columns[field],) if field in columns else places:
             value = lookup(row, path)
             if value is not MISSING:
                 found[field] = value

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..layout import RESPONSE_INDEX, ROW_INDEX, expand
+from ..layout import RESPONSE_INDEX, ROW_INDEX, expand, fields
 from .errors import InputError
 from .rowbase import Batch, label
 
@@ -47,18 +47,26 @@ def expand_batch(batch: Batch, columns: Mapping[str, str], source: Path, first_r
     ``arrow=False``: only the fields and rows (a check of the input, which writes nothing).
 
     A row listing no response at all is an :class:`InputError` naming it."""
+    if not columns:  # the common case first: each row one response, as text
+        # A flat row is its own fields (as_samples reads only theirs): no copy per row.
+        found = [row if "ground_truth" in row and type(row.get("solution_str")) is str else fields(row)
+                 for row in batch.rows]
+        if all(type(f.get("solution_str")) is str for f in found):
+            return Expanded(batch, found)
+    expansions = [expand(row, columns) for row in batch.rows]
+    if all(e.responses is None for e in expansions):
+        return Expanded(batch, [e.fields for e in expansions])
     rows: list[dict[str, Any]] = []
     where: list[str] = []
-    found: list[dict[str, Any]] = []
+    found = []
     taken: list[int] = []  # the input row of each output row
     added: list[tuple[Any, int | None, int | None]] = []  # solution_str, row_index, response_index
     places: set[str] = set()
-    for i, row in enumerate(batch.rows):
-        fields, responses, place = expand(row, columns)
+    for i, (row, (own, responses, place)) in enumerate(zip(batch.rows, expansions)):
         if responses is None:
             rows.append(row)
             where.append(batch.where[i])
-            found.append(fields)
+            found.append(own)
             taken.append(i)
             added.append((row.get("solution_str"), row.get(ROW_INDEX), row.get(RESPONSE_INDEX)))
             continue
@@ -69,11 +77,9 @@ def expand_batch(batch: Batch, columns: Mapping[str, str], source: Path, first_r
         for j, response in enumerate(responses):
             rows.append(_with_response(row, str(place), response, first_row + i, j))
             where.append(f"{batch.where[i]}, response {j + 1}")
-            found.append({**fields, "solution_str": response})
+            found.append({**own, "solution_str": response})
             taken.append(i)
             added.append((response, first_row + i, j))
-    if not places:
-        return Expanded(batch, found)
     table = _arrow(batch.arrow, taken, added, places) if arrow and batch.arrow is not None else None
     return Expanded(Batch(rows, where, table), found, expanded=True)
 
