@@ -22,7 +22,7 @@ from .spec import ProgramTest, parse_problem
 
 # The `language` kwarg's values: a language's name or fence tag (``languages.TAGS``), so a
 # misspelt one is refused when the config is read, before any sample runs.
-Language = Literal["python", "py", "python3", "py3", "cpp", "c++", "java", "javascript", "js", "rust", "rs"]
+Language = Literal["python", "py", "python3", "py3", "c", "cpp", "c++", "java", "javascript", "js", "rust", "rs"]
 
 _ADD = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 _SUB = "```python\na, b = map(int, input().split())\nprint(a - b)\n```"
@@ -142,6 +142,7 @@ def compute_score(
         "isolation": sandbox.isolation.level,
         "language": lang,
         **({"compile_error": compile_error} if compile_error is not None else {}),
+        **languages.extra_info(lang, code),
     }
 
 
