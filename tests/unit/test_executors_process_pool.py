@@ -170,15 +170,17 @@ def test_a_rewards_declared_timeout_bounds_a_call_stuck_in_c_under_timeout_s_aut
     assert result.statuses == ["ok", "timeout", "ok"]
 
 
-@pytest.mark.parametrize("fault", ["exit", "segfault", "sigterm"])
-def test_a_reward_that_kills_its_worker_fails_only_its_sample_and_the_host_lives(faults, fault):
+@pytest.mark.parametrize(("fault", "how"), [("exit", "it exited with status 13"),
+                                            ("segfault", "it was killed by signal 11 (SIGSEGV)"),
+                                            ("sigterm", "it was killed by signal 15 (SIGTERM)")])
+def test_a_reward_that_kills_its_worker_fails_only_its_sample_and_the_host_lives(faults, fault, how):
     with Scorer.from_config(_cfg(faults)) as scorer:
         result, elapsed = _score_with(scorer, ["1", "0", fault, "1"])
     assert elapsed < 60
     assert result.statuses == ["ok", "ok", "failed", "ok"]
     assert [result.scores[i] for i in (0, 1, 3)] == [1.0, 0.0, 1.0]
-    assert result.errors[2].startswith("WorkerDied: the reward worker process died while scoring "
-                                       "this sample (2 times)")
+    assert result.errors[2] == ("WorkerDied: the reward worker process died while scoring this sample "
+                                f"(2 times); not retried again; {how}")
     assert 1 <= result.metrics["worker_restarts"] <= 2
 
 

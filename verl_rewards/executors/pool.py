@@ -111,6 +111,10 @@ class Workers(Protocol):
     def heartbeat(self, slot: Slot) -> Heartbeat:
         """What ``slot``'s worker is running (it may not be able to answer)."""
 
+    def ended(self, slot: Slot) -> str | None:
+        """How ``slot``'s worker, which died, ended ("it was killed by signal 11
+        (SIGSEGV)"), when the backend can tell."""
+
     def restart(self, slot: Slot) -> None:
         """Kill ``slot``'s worker and start another in its place (``slot.starting`` set)."""
 
@@ -223,8 +227,9 @@ class Pool:
         return slot
 
     def _on_worker_death(self, job: Job, state: _RunState) -> None:
+        how = self._workers.ended(job.slot)
         self._restart(job.slot, state)
-        verdict = after_death(job.chunk, job.unfinished, state.crashes, self._config.max_sample_crashes)
+        verdict = after_death(job.chunk, job.unfinished, state.crashes, self._config.max_sample_crashes, how)
         _apply(verdict, state)
         if verdict.charged is None:
             if job.unfinished:

@@ -25,6 +25,7 @@ import logging
 import mmap
 import os
 import select
+import signal
 import sys
 import time
 import weakref
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 
 SEND_TIMEOUT_S = 30.0  # for a worker to take a request off its pipe
 CLOSE_TIMEOUT_S = 10.0  # for class rewards' close() when the pool stops
+EXIT_WAIT_S = 1.0  # for a worker whose pipe closed to end, so we can say how it ended
 _ROOT = str(Path(__file__).resolve().parents[2])  # where verl_rewards itself imports from
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
          "from verl_rewards.executors.process_worker import main; main(sys.argv[2:])")
@@ -86,17 +88,27 @@ class _Worker:
                 pass
         self.block.close()
 
-    def describe_exit(self) -> str:
-        """How it ended, read without reaping it."""
-        try:
-            info = os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            info = None
+    def describe_exit(self, wait_s: float = 0.0) -> str:
+        """How it ended, read without reaping it (waiting up to ``wait_s`` for it to end:
+        its pipe closes an instant before it does)."""
+        ends = time.monotonic() + wait_s
+        while True:
+            try:
+                info = os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return "it ended"
+            if info is not None or time.monotonic() >= ends:
+                break
+            time.sleep(0.01)
         if info is None:
             return "it stopped answering"
         if info.si_code == os.CLD_EXITED:
             return f"it exited with status {info.si_status}"
-        return f"it was killed by signal {info.si_status}"
+        try:
+            name = f" ({signal.Signals(info.si_status).name})"
+        except ValueError:
+            name = ""
+        return f"it was killed by signal {info.si_status}{name}"
 
 
 def _start_worker(spec: RewardSpec, limits: Limits) -> _Worker:
@@ -227,6 +239,10 @@ class ProcessWorkers:
         # Between two calls with a chunk unfinished: not stuck in a call, but not
         # answering either (blocked sending, or our pipe taken over by the reward).
         return "silent" if report.first is None else report
+
+    def ended(self, slot: Slot) -> str | None:
+        worker: _Worker = slot.worker
+        return worker.describe_exit(wait_s=EXIT_WAIT_S)
 
     def restart(self, slot: Slot) -> None:
         worker: _Worker = slot.worker

@@ -193,6 +193,9 @@ class RayWorkers:
         except GetTimeoutError:
             return "silent"
 
+    def ended(self, slot: Slot) -> str | None:
+        return None  # Ray says only that the actor died
+
     def restart(self, slot: Slot) -> None:
         _kill(slot.worker)
         slot.worker = self._new_actor()
