@@ -53,7 +53,16 @@ _UNICODE = {
     "\u00b7": "\\cdot",
     "\u2264": "\\le",
     "\u2265": "\\ge",
+    "\u2260": "\\neq",
 }
+# One spelling per relation: "\geq", "\geqslant", ">=" -> "\ge"; "!=", "\ne" -> "\neq"; "\lt" -> "<".
+_RELATIONS = (
+    (re.compile(r"\\(?:geqslant|geq|ge)(?![a-zA-Z])|>="), "\\ge"),
+    (re.compile(r"\\(?:leqslant|leq|le)(?![a-zA-Z])|<="), "\\le"),
+    (re.compile(r"\\(?:neq|ne)(?![a-zA-Z])|!=|\\not\s*="), "\\neq"),
+    (re.compile(r"\\gt(?![a-zA-Z])"), ">"),
+    (re.compile(r"\\lt(?![a-zA-Z])"), "<"),
+)
 _CHOICE = re.compile(r"^\(?([A-E])\)?(?:[.:]\S*)?$")
 _DOUBLED_ESCAPE = re.compile(r"\\\\(?=[a-zA-Z])")
 _CONNECTIVES = re.compile(r"\\text\s*\{\s*(?:and|or)\s*\}|(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z])")
@@ -67,7 +76,8 @@ _ENVIRONMENT = re.compile(
     re.S,
 )
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?((?:a|p)\.?m\.?)?$", re.IGNORECASE)
-_THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+# A leading group of 0 is no thousands group: "0,111" is not 111 (it is a list, or a decimal comma).
+_THOUSANDS = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")
 _A_SLASH_B = re.compile(r"^(-?\d+)/(\d+)$")
 
 
@@ -90,6 +100,8 @@ def normalize(answer: str) -> str:
     s = re.sub(r"\{,\}|,\\!\s*", ",", s)
     s = s.split("\\approx")[0].rstrip("\\ ")
     s = _SIZING.sub("", s)
+    for relation, spelling in _RELATIONS:
+        s = relation.sub(lambda _m, spelling=spelling: spelling, s)
     s = _SPACING.sub(" ", s)
     s = re.sub(r"\\[dtc]frac", r"\\frac", s)
     s = _DEGREES.sub("", s)
