@@ -40,8 +40,10 @@ _CLOSER = {"$": "$", "$$": "$$", "\\(": "\\)", "\\[": "\\]"}
 _ONE_LINE = frozenset({"$", "\\("})
 _NUMBER = re.compile(r"(?<![\w.\\^_])-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:\s*/\s*\d+)?(?:\s*%)?")
 _MARKER = re.compile(
-    r"\b(?:(?P<final>final\s+answer)|answer)\b(?:\s*\*\*)?\s*(?P<sep>is\b|:|=)?[\s*:]*", re.IGNORECASE
+    r"\b(?:(?P<final>final\s+answers?)|answers?)\b(?:\s*\*\*)?\s*(?P<sep>is\b|are\b|:|=)?[\s*:]*",
+    re.IGNORECASE,
 )
+_MAX_REST = 1000  # longer is no answer (math_boxed.MAX_BOX_CHARS)
 _SENTENCE_END = re.compile(r"\.(?=\s+[A-Z<])|\n|\.\s*$")
 # A word of prose: two letters or more, not a connective ("$1$ and $2$" is a list).
 _WORD = re.compile(r"(?<![\\a-zA-Z])(?!(?:and|or)(?![a-zA-Z]))[a-zA-Z]{2,}")
@@ -100,15 +102,41 @@ def _equals_at(text: str) -> list[int]:
     return found
 
 
-def _unboxed_answer(text: str) -> Found | None:
+class _Reading(NamedTuple):
+    """One pass over a response: its math, its candidate answers, its words, its sentence ends."""
+
+    spans: list[tuple[int, int, str]]
+    candidates: list[tuple[int, int, str]]
+    starts: list[int]  # of the candidates
+    words: list[int]  # where each word of prose starts (outside math, ``\\text{}``, commands)
+    ends: list[int]  # sentence ends outside math
+
+
+def _read(text: str) -> _Reading:
     spans = math_spans(text)
     candidates = _candidates(text, spans)
-    marked = _after_marker(text, spans, candidates)
+    chars = list(text)
+    for start, stop, _ in spans:
+        chars[start:stop] = " " * (stop - start)
+    masked = "".join(chars)
+    masked = _COMMAND.sub(_blank, _TEXT_GROUP.sub(_blank, masked))
+    words = [word.start() for word in _WORD.finditer(masked)]
+    ends = [end.start() for end in _SENTENCE_END.finditer(masked)]
+    return _Reading(spans, candidates, [c[0] for c in candidates], words, ends)
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group())
+
+
+def _unboxed_answer(text: str) -> Found | None:
+    reading = _read(text)
+    marked = _after_marker(text, reading)
     if marked is not None:
         return Found(marked, "marker")
-    if text.strip() and _words_outside_math(text, spans) < 2:
+    if text.strip() and len(reading.words) < 2:
         return Found(text.strip(), "whole")
-    return Found(candidates[-1][2], "last") if candidates else None
+    return Found(reading.candidates[-1][2], "last") if reading.candidates else None
 
 
 def math_spans(text: str) -> list[tuple[int, int, str]]:
@@ -144,35 +172,30 @@ def _candidates(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int,
     return found
 
 
-def _after_marker(text: str, spans: list[tuple[int, int, str]], candidates: list[tuple[int, int, str]]) -> str | None:
-    """The answer after the last final-answer phrase outside math that has one: the math or
-    number right after it, else (after ``final answer``, ``answer is``, ``answer:``) the last
-    one in the rest of its sentence."""
-    starts = [candidate[0] for candidate in candidates]
-    inside = [(start, stop) for start, stop, _ in spans]
-    ends = [end.start() for end in _SENTENCE_END.finditer(text)]
-    answer = None
+def _after_marker(text: str, reading: _Reading) -> str | None:
+    """The answer after the last final-answer phrase (outside math) that gives one: the rest of
+    its sentence when that is an answer (fewer than two words), else the math or number right
+    after the phrase, else (after ``final answer``, ``answer is``, ``answer:``) the last math or
+    number of the sentence."""
+    starts, answer = reading.starts, None
     for marker in _MARKER.finditer(text):
-        at = bisect.bisect_left(inside, (marker.start(), marker.start()))
-        if at and inside[at - 1][1] > marker.start():
+        at = bisect.bisect_left(reading.spans, (marker.start(),))
+        if at and reading.spans[at - 1][1] > marker.start():
             continue  # "answer" inside a formula
+        end = bisect.bisect_left(reading.ends, marker.end())
+        stop = reading.ends[end] if end < len(reading.ends) else len(text)
         first = bisect.bisect_left(starts, marker.end())
-        if first < len(starts) and starts[first] == marker.end():
-            answer = candidates[first][2]
-        elif marker.group("final") or marker.group("sep"):
-            end = bisect.bisect_left(ends, marker.end())
-            last = bisect.bisect_left(starts, ends[end] if end < len(ends) else len(text)) - 1
-            # "..., I hope the answer is correct." after the answer: the earlier answer stands
-            answer = candidates[last][2] if last >= first else answer
+        direct = first < len(starts) and starts[first] == marker.end()
+        if not (direct or marker.group("final") or marker.group("sep")):
+            continue
+        words = bisect.bisect_left(reading.words, stop) - bisect.bisect_left(reading.words, marker.end())
+        last = bisect.bisect_left(starts, stop) - 1
+        whole = last > first and words < 2 and stop - marker.end() <= _MAX_REST
+        if whole:
+            answer = text[marker.end() : stop].strip()  # "The answers are 5, 6.", "is 5 apples."
+        elif direct:
+            answer = reading.candidates[first][2]
+        elif last >= first:
+            answer = reading.candidates[last][2]
+        # else "..., I hope the answer is correct." after the answer: the earlier answer stands
     return answer
-
-
-def _words_outside_math(text: str, spans: list[tuple[int, int, str]]) -> int:
-    """How many words (two letters or more) stand outside math, ``\\text{}`` and commands."""
-    position, outside = 0, []
-    for start, stop, _ in spans:
-        outside.append(text[position:start])
-        position = max(position, stop)
-    outside.append(text[position:])
-    plain = _COMMAND.sub(" ", _TEXT_GROUP.sub(" ", " ".join(outside)))
-    return len(_WORD.findall(plain))

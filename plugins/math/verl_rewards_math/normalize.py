@@ -35,6 +35,7 @@ _TEXT = re.compile(_TEXT_CMD + r"\s*\{([^{}]*)\}")
 # backtracked quadratically on long answers.
 _TEXT_UNIT = re.compile(_TEXT_CMD + r"\s*\{\s*[a-zA-Z][a-zA-Z ]*\}(?:\^\{?[23]\}?)?$")
 _DIGIT = re.compile(r"\d")
+_MERIDIEM = re.compile(r"\{\s*[ap]\.?m\.?\s*\}$", re.IGNORECASE)  # "4:30\text{ PM}": a time, no unit
 _BARE_UNIT = re.compile(
     r"^(?P<value>.*\d\}?)(?P<space>\s*)(?P<unit>[a-zA-Z]+(?:\s+[a-zA-Z]+){0,2})(?:\^\{?[23]\}?)?$"
 )
@@ -155,7 +156,8 @@ def _strip_delimiters(s: str) -> str:
 def _strip_units(s: str) -> str:
     """``5\\text{ cm}^2`` and ``72 apples`` keep their number; a bare word must be a unit."""
     text_unit = _TEXT_UNIT.search(s)
-    if text_unit and _DIGIT.search(s, 0, text_unit.start()):
+    clock = _MERIDIEM.search(text_unit.group()) and ":" in s[: text_unit.start()] if text_unit else False
+    if text_unit and _DIGIT.search(s, 0, text_unit.start()) and not clock:
         return s[: text_unit.start()].strip()
     bare = _BARE_UNIT.match(s)
     if bare is None:
