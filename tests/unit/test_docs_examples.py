@@ -31,6 +31,14 @@ NOT_RUN = {
                                  "a fragment: needs a verl batch (tokenizer, response ids and mask)"),
     ("docs/integrations/trl.md", 0): ("from datasets import load_dataset",
                                       "downloads a dataset and a model, then trains"),
+    ("docs/integrations/trl.md", 3): ("import os",
+                                      "needs a running serve --tasks and downloads a model; "
+                                      "tests/integration/test_serve_ors.py trains GRPOTrainer with the "
+                                      "same OpenRewardSpec calls on a model built in code"),
+    ("docs/serve.md", 1): ("import os",
+                           "needs a running serve --tasks and downloads a model; "
+                           "tests/integration/test_serve_ors.py trains GRPOTrainer with the "
+                           "same OpenRewardSpec calls on a model built in code"),
     ("docs/model-rewards.md", 1): ("from verl_rewards import Scorer",
                                    "needs a judge server or a reward model checkpoint"),
     ("docs/integrations/areal.md", 0): ("import asyncio",

@@ -138,6 +138,7 @@ def compute_score(
         "isolation": sandbox.isolation.level,
         "language": lang,
         **({"compile_error": compile_error} if compile_error is not None else {}),
+        **languages.extra_info(lang, code),
     }
 
 

@@ -51,7 +51,7 @@ def extract_code(response: str) -> str:
 
 def extract_program(response: str, language: str | None = None) -> tuple[str, str]:
     """``(program, language)``: the last block tagged with a language the sandbox
-    runs (``python``/``py``, ``cpp``/``c++``, ``java``, ``javascript``/``js``,
+    runs (``python``/``py``, ``c``, ``cpp``/``c++``, ``java``, ``javascript``/``js``,
     ``rust``/``rs``), else the last untagged block, else the last block of any
     tag, else the whole response; its language is its tag's (Python for the rest).
 
