@@ -64,6 +64,8 @@ class StepFailure:
     step: int
     reason: Literal["stuck", "died", "silent", "error"]
     detail: str
+    returncode: int | None = None  # "died": the process's exit status (negative: a signal)
+    stderr: str = ""  # the end of what the process wrote to stderr (the finding excerpts it)
 
 
 @dataclass
@@ -203,9 +205,9 @@ def _ended(process: subprocess.Popen[bytes], step: Step, stderr: Any) -> StepFai
     except subprocess.TimeoutExpired:
         return StepFailure(step.id, "silent", "the scoring process stopped answering (its output "
                            "closed) but did not exit: does the reward close file descriptors it "
-                           f"did not open?{_tail(stderr)}")
-    return StepFailure(step.id, "died", f"the scoring process exited with code "
-                       f"{process.returncode}{_tail(stderr)}")
+                           "did not open?", stderr=_stderr_end(stderr))
+    return StepFailure(step.id, "died", f"the scoring process exited with code {process.returncode}",
+                       returncode=process.returncode, stderr=_stderr_end(stderr))
 
 
 def _pump(stream: Any, lines: queue.Queue[bytes]) -> None:
@@ -214,10 +216,13 @@ def _pump(stream: Any, lines: queue.Queue[bytes]) -> None:
     lines.put(b"")  # end of output: the process exited or closed stdout
 
 
-def _tail(stderr: Any, limit: int = 300) -> str:
-    stderr.seek(0)
-    text = stderr.read().decode("utf-8", "replace").strip()
-    return f"; its last words: {text[-limit:]}" if text else ""
+def _stderr_end(stderr: Any, limit: int = 16384) -> str:
+    """The last ``limit`` bytes of the process's stderr, from a line start."""
+    stderr.seek(0, os.SEEK_END)
+    size = stderr.tell()
+    stderr.seek(max(0, size - limit))
+    text: str = stderr.read().decode("utf-8", "replace")
+    return text.partition("\n")[2] if size > limit else text
 
 
 def _stop(process: subprocess.Popen[bytes], contained: bool) -> None:
