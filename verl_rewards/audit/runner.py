@@ -3,10 +3,10 @@
 Reads one job (JSON) on stdin: the plugin, the import path, the timeout and
 steps, each a list of samples scored with one set of kwargs, once or from
 several threads at once. Scores through the public :class:`~verl_rewards.Scorer`
-(the job's executor: ``process`` by default, so a call stuck in C is a timeout and its
-worker replaced, the second worker taking the next sample meanwhile, and one-sample
-calls all going to the first worker otherwise; threaded steps on ``local``, so the
-threads share one process; the plugin's timeout)
+(the job's executor: ``process`` by default, one worker, which alone imports the plugin,
+so a call stuck in C is a timeout and its worker replaced, the wait for the replacement
+not counted in the next call's time; threaded steps on ``local``, so the threads share
+one process; the plugin's timeout)
 and answers one JSON line per step on a
 private copy of stdout, so nothing a reward prints can be read as a result.
 The auditing process kills it when a step overruns its deadline (a reward stuck
@@ -63,6 +63,8 @@ def _scorer(job: Mapping[str, Any], kwargs: Mapping[str, Any], scorers: dict[str
     if key not in scorers:
         config = {"plugin": job["plugin"], "kwargs": dict(kwargs), "executor": executor,
                   "timeout_s": job["timeout_s"], "on_error": "score"}
+        if executor == "process":  # one worker imports the plugin, not this process too
+            config.update(num_workers=1, workers_only=True)
         scorers[key] = Scorer.from_config(config).start()
     return scorers[key]
 
@@ -70,7 +72,8 @@ def _scorer(job: Mapping[str, Any], kwargs: Mapping[str, Any], scorers: dict[str
 def _score_one(scorer: Any, sample: Mapping[str, Any]) -> dict[str, Any]:
     began = time.perf_counter()
     result = scorer.score([sample])
-    seconds = time.perf_counter() - began
+    # Not the wait for a worker replaced after the call before it (a stuck or crashing reward).
+    seconds = time.perf_counter() - began - result.metrics.get("worker_wait_s", 0.0)
     return {"status": result.statuses[0], "score": result.scores[0], "error": result.errors[0],
             "seconds": seconds}
 

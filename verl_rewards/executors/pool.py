@@ -131,6 +131,7 @@ class _RunState:
     recycled: int = 0
     dispatched: int = 0
     start_failures: int = 0
+    waited: float = 0.0  # seconds with chunks queued and every worker still starting
 
 
 class Pool:
@@ -164,7 +165,8 @@ class Pool:
         if stop_on_error:  # stalls and deaths the driver found, too
             raise_first_failure(self._name, state.outcomes)
         metrics = {"worker_restarts": float(state.restarts), "worker_recycles": float(state.recycled),
-                   "chunks": float(state.dispatched), "workers": float(len(self.slots))}
+                   "chunks": float(state.dispatched), "workers": float(len(self.slots)),
+                   "worker_wait_s": state.waited}
         return [o if o is not None else timeout_outcome("not run") for o in state.outcomes], metrics
 
     def _loop(self, samples: Sequence[Sample], stop_on_error: bool, state: _RunState,
@@ -176,7 +178,10 @@ class Pool:
                 self._dispatch(state.queue.popleft(), slot, samples, in_flight, state)
             starting = [s for s in idle if s.starting is not None]
             self._check_start_deadline(idle, in_flight)
+            began = time.monotonic()
             ready, answered = self._workers.wait(list(in_flight.values()), starting, self._poll_s())
+            if not in_flight:  # nothing to score on: a replaced worker is starting
+                state.waited += time.monotonic() - began
             for slot in answered:
                 self._confirm(slot, state)
             for job in ready:
