@@ -69,7 +69,8 @@ def compute_score(
     together may take ``timeout_s`` seconds (the symbolic child's start not
     included). ``ordered_lists``: a bare list must be in the reference's
     order. Extra info: ``acc``, ``pred`` (the boxed text) and ``match`` (which
-    check decided: exact, numeric, sequence, math_verify, symbolic or none).
+    check decided: exact, numeric, sequence, math_verify, symbolic or none; undecided
+    when math-verify or SymPy was cut short at its deadline and nothing else matched).
     """
     no_answer = {"score": 0.0, "acc": False, "pred": "", "match": "none"}
     pred = final_answer(solution_str)
