@@ -53,7 +53,8 @@ def test_open_r1s_own_cases(content: str, length: int, expected: float) -> None:
 
 def test_a_gold_answer_math_verify_cannot_parse_scores_one_as_open_r1_skips_it() -> None:
     result = compute_score("", "\\boxed{42}", "no latex here", max_len=100)
-    assert result == {"score": 1.0, "correct": False, "gold_parsed": False, "length": 10, "length_unit": "chars"}
+    assert result == {"score": 1.0, "correct": False, "gold_parsed": False, "length": 10, "length_unit": "chars",
+                      "check_error": ""}
 
 
 def test_correctness_from_math_verify_reads_the_first_box_as_open_r1() -> None:
