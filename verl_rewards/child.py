@@ -515,7 +515,8 @@ class JsonLineWorker:
         if limit <= began:
             raise ChildError(self.name, "late", f"no time left {why}")
         start_by = min(began + self.startup_timeout_s, limit)
-        child = self._acquire(start_by, cancel, self._bound(start_by, limit, "to start", why))
+        child = self._acquire(start_by, cancel, self._bound(start_by, limit, f"within {self.startup_timeout_s:g} s",
+                                                            why))
         answer_by = min(time.monotonic() + timeout_s, limit)
         failing = _Failing(self.name, "answering a request", self._bound(answer_by, limit, f"within {timeout_s:g} s",
                                                                         why), self.exit_grace_s)
@@ -687,8 +688,8 @@ def _call_limit(began: float) -> tuple[float, str]:
     left = time_left()
     if left is None:
         return math.inf, ""
-    return began + left - RETURN_MARGIN_S, (f"before the reward call's time ran out ({left:.2g} s left, "
-                                            f"{RETURN_MARGIN_S:g} s kept to return)")
+    return began + left - RETURN_MARGIN_S, (f"before the reward call's time ran out: {left:.2g} s were left, "
+                                            f"{RETURN_MARGIN_S:g} s kept to return")
 
 
 _WORKERS: weakref.WeakSet[JsonLineWorker] = weakref.WeakSet()

@@ -43,6 +43,12 @@ _worker = JsonLineWorker("verl_rewards_format.correctness:MathVerifyCheck", name
                          "math-verify child", memory_bytes=MEMORY_BYTES)
 
 
+def ensure_started() -> None:
+    """Have a child ready now (benchmarks, tests: keep its start out of a timing); ``ChildError``
+    when none can start."""
+    _worker.start()
+
+
 def verdict(response: str, ground_truth: Any, extra_info: Mapping[str, Any] | None,
             correctness: Correctness) -> Verdict:
     """Whether ``response`` is right: by math-verify against ``ground_truth``, or from ``extra_info["correct"]``."""
@@ -59,10 +65,13 @@ def verdict(response: str, ground_truth: Any, extra_info: Mapping[str, Any] | No
 
 def math_verify_verdict(response: str, gold: str, timeout_s: float = CHECK_TIMEOUT_S) -> Verdict:
     """open-r1's check (``get_cosine_scaled_reward``, ``len_reward``), in the child: see
-    :func:`open_r1_check`. Past ``timeout_s`` (or the reward call's time), wrong, with the reason."""
+    :func:`open_r1_check`. Past ``timeout_s`` (or the reward call's time), wrong, with the reason;
+    ``ChildError`` when no child could start in time."""
     try:
         reply = _worker.request({"response": response, "gold": gold}, timeout_s)
     except ChildError as e:
+        if e.starting:
+            raise  # no child could start in time: not the answer's fault, the sample fails
         return Verdict(False, True, f"{e.reason}: {e.detail}"[:300])
     return Verdict(bool(reply["correct"]), bool(reply["gold_parsed"]))
 

@@ -10,7 +10,8 @@ SymPy and math-verify, ~1-2 s) is not counted, so the same answer gets the
 same verdict whether or not a child had to (re)start first. Past the
 deadline, or past the reward call's own time (:func:`verl_rewards.time_left`),
 a request is "undecided" and its child is killed; a replacement starts in
-the background. Inputs are also kept short (``latex_expr.MAX_CHARS``) so
+the background; a child that cannot start in time fails the sample
+(``ChildError``), never the answer. Inputs are also kept short (``latex_expr.MAX_CHARS``) so
 that most checks end in milliseconds.
 """
 
@@ -70,10 +71,13 @@ def close() -> None:
 
 
 def ask(payload: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
-    """The symbolic child's answer to ``payload``; None when it has none in time (recorded)."""
+    """The symbolic child's answer to ``payload``; None when it has none in time (recorded).
+    ``ChildError`` when no child could start in time (not the answer's fault)."""
     try:
         answer: dict[str, Any] = _worker.request(payload, timeout_s)
     except ChildError as e:
+        if e.starting:
+            raise  # no child could start in time: not the answer's fault, the sample fails
         logger.debug("symbolic check abandoned: %s", e)
         cuts = _cuts.get()
         if cuts is not None and e.reason != "raised":

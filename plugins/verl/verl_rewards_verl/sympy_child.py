@@ -9,7 +9,8 @@ started on first use (a start, importing SymPy, is not charged to any answer),
 killed when an answer is late, or when the reward call's own time
 (:func:`verl_rewards.time_left`) runs out, and replaced in the background. A
 late, failed or refused step is "not equal", as in verl (the reason is logged
-at debug level: verl's scores carry no extra keys to put it in).
+at debug level: verl's scores carry no extra keys to put it in); a child that
+cannot start in time fails the sample (``ChildError``), not the answer.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def _ask(payload: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
     try:
         reply: dict[str, Any] = _worker.request(payload, timeout_s)
     except ChildError as e:
+        if e.starting:
+            raise  # no child could start in time: not the answer's fault, the sample fails
         logger.debug("SymPy step abandoned: %s", e)
         return None
     return reply

@@ -1,0 +1,102 @@
+"""A task's ``score_answer`` in a child process, under a deadline that always holds.
+
+reasoning-gym's scorers compute on the model's answer, and some do it in C
+holding the GIL, where nothing in the reward's process can stop them:
+countdown's and puzzle24's ``parse_expr`` evaluates ``9**9**9**9`` or
+``factorial(10**9)``, the integration tasks hand the answer to SymPy,
+coin_flip builds ``Fraction("1e999999999")``; others loop in Python on what
+the answer asks for. So every answer is scored in a child process of
+:class:`verl_rewards.child.JsonLineWorker` (the task's scorer built there,
+once per child, task and config, and guarded there as ``guard`` says). A
+child that has not answered within ``answer_timeout_s``, or before the reward
+call's own time runs out (:func:`verl_rewards.time_left`), is killed and
+replaced: the answer scores 0, with the reason in ``scorer_error``.
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from verl_rewards.child import ChildError, JsonLineWorker
+
+from .tasks import scorer
+
+ANSWER_TIMEOUT_S = 10.0  # a task's scorer built (arc_agi: ~2 s) and run on one answer
+MEMORY_BYTES = 4 * 1024**3  # each child's address space: reasoning-gym's data, NumPy, SymPy
+
+
+class Scored(NamedTuple):
+    """The task's score for an answer, or why there is none: ``error`` (the scorer raised on
+    the answer, or was cut short: the score is 0)."""
+
+    value: float
+    error: str = ""
+
+
+_worker = JsonLineWorker("verl_rewards_reasoning_gym.isolation:TaskScoring", name="reasoning_gym's scoring child",
+                         memory_bytes=MEMORY_BYTES)
+
+
+def ensure_started() -> None:
+    """Have a child ready now (benchmarks, tests: keep its start out of a timing); ``ChildError``
+    when none can start."""
+    _worker.start()
+
+
+def score_in_child(task: str, config: Mapping[str, Any] | None, answer: str | None, entry: Mapping[str, Any],
+                   timeout_s: float = ANSWER_TIMEOUT_S) -> Scored:
+    """``score_answer(answer, entry)`` of ``task`` (for ``config``), run in the child.
+
+    Raises for what is not the answer's fault: ``ValueError`` for a config the
+    task refuses or an entry its scorer fails on even with its own answer,
+    ``ChildError`` when no child could start in time."""
+    # Pickled, not JSON: an entry's tuples must stay tuples (boards are compared as such).
+    request = {"task": task, "config": dict(config) if config else None, "answer": answer,
+               "entry": base64.b64encode(pickle.dumps(dict(entry))).decode("ascii")}
+    try:
+        reply = _worker.request(request, timeout_s)
+    except ChildError as e:
+        if e.starting:
+            raise  # no child could start in time: not the answer's fault, the sample fails
+        return Scored(0.0, f"{e.reason}: {e.detail}"[:200])
+    if "invalid" in reply:
+        raise ValueError(reply["invalid"])
+    return Scored(float(reply["value"]), reply["error"])
+
+
+class TaskScoring:
+    """The child's handler: each task's scorer, built on first use, on each request."""
+
+    def __init__(self, init: Any = None) -> None:
+        pass  # reasoning-gym was imported with this module; scorers are built per task
+
+    def __call__(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"value", "error"}``, or ``{"invalid": why}`` when the entry or config is at fault."""
+        entry = pickle.loads(base64.b64decode(request["entry"]))
+        try:
+            score_answer = scorer(request["task"], request["config"])
+        except ValueError as e:
+            return {"invalid": str(e)}
+        try:
+            return {"value": float(score_answer(request["answer"], entry)), "error": ""}
+        except Exception as e:  # noqa: BLE001 - the answer's fault, unless the entry's own answer fails too
+            invalid = _entry_fails(score_answer, entry, request["task"])
+            if invalid:
+                return {"invalid": invalid}
+            return {"value": 0.0, "error": f"{type(e).__name__}: {e}"[:200]}
+
+
+def _entry_fails(score_answer: Any, entry: dict[str, Any], task: str) -> str:
+    """Why the task cannot score ``entry`` at all (a data problem, not a wrong answer); "" when it can."""
+    from .tasks import VERSION
+
+    try:
+        score_answer(entry["answer"], entry)
+    except Exception as e:  # noqa: BLE001
+        return (f"reasoning-gym's {task!r} scorer fails on this entry even with its own answer "
+                f"({type(e).__name__}: {e}): give the whole entry in extra_info['entry'], generated "
+                f"by reasoning-gym {VERSION} (its config in reward.kwargs.configs when not the default)")
+    return ""
