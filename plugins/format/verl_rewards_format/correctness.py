@@ -49,6 +49,11 @@ def ensure_started() -> None:
     _worker.start()
 
 
+def close() -> None:
+    """Stop the children (the next answer starts one)."""
+    _worker.close()
+
+
 def verdict(response: str, ground_truth: Any, extra_info: Mapping[str, Any] | None,
             correctness: Correctness) -> Verdict:
     """Whether ``response`` is right: by math-verify against ``ground_truth``, or from ``extra_info["correct"]``."""

@@ -46,6 +46,11 @@ def ensure_started() -> None:
     _worker.start()
 
 
+def close() -> None:
+    """Stop the children (the next answer starts one)."""
+    _worker.close()
+
+
 def score_in_child(task: str, config: Mapping[str, Any] | None, answer: str | None, entry: Mapping[str, Any],
                    timeout_s: float = ANSWER_TIMEOUT_S) -> Scored:
     """``score_answer(answer, entry)`` of ``task`` (for ``config``), run in the child.
