@@ -302,6 +302,9 @@ class _Child:
         self.proc = proc
         self.contained = contained
         os.set_blocking(proc.stdin.fileno(), False)
+        self._readable, self._writable = select.poll(), select.poll()
+        self._readable.register(proc.stdout.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
+        self._writable.register(proc.stdin.fileno(), select.POLLOUT | select.POLLERR | select.POLLHUP)
         self.buffer = bytearray()
         self.tail = _Tail(proc.stderr)
         self.last_id = 0
@@ -316,7 +319,7 @@ class _Child:
             try:
                 written = os.write(fd, data)  # non-blocking: a full pipe waits below, under the deadline
             except BlockingIOError:
-                self._wait_for(fd, select.POLLOUT, deadline, cancel, what)
+                self._wait_for(self._writable, deadline, cancel, what)
                 continue
             except (BrokenPipeError, ConnectionResetError):
                 raise what.ended(self, deadline) from None
@@ -329,7 +332,7 @@ class _Child:
         while (end := self.buffer.find(b"\n")) < 0:
             if len(self.buffer) > limit:
                 raise what.error("oversized", f"a reply longer than {limit} bytes")
-            self._wait_for(fd, select.POLLIN, deadline, cancel, what)
+            self._wait_for(self._readable, deadline, cancel, what)
             chunk = os.read(fd, 65536)
             if not chunk:
                 raise what.ended(self, deadline)
@@ -341,10 +344,7 @@ class _Child:
         return line
 
     @staticmethod
-    def _wait_for(fd: int, event: int, deadline: float, cancel: threading.Event | None,
-                  what: _Failing) -> None:
-        poller = select.poll()
-        poller.register(fd, event | select.POLLERR | select.POLLHUP)
+    def _wait_for(poller: select.poll, deadline: float, cancel: threading.Event | None, what: _Failing) -> None:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
