@@ -615,7 +615,12 @@ class JsonLineWorker:
 
     def _start(self, deadline: float, cancel: threading.Event | None, failing: _Failing) -> _Child:
         argv = [*self._launch_prefix(), sys.executable, "-c", _BOOT, json.dumps(sys.path)]
-        proc = _SPAWNER.popen(argv, deadline - time.monotonic())
+        try:
+            proc = _SPAWNER.popen(argv, deadline - time.monotonic())
+        except TimeoutError:
+            raise failing.late() from None
+        except OSError as e:  # no process to be had (EAGAIN, ENOMEM): not the request's fault
+            raise failing.error("died", f"could not start a process: {type(e).__name__}: {e}") from e
         child = _Child(proc, contained=bool(self._prefix))
         try:
             setup = json.loads(self._setup)
