@@ -1,6 +1,7 @@
 """``verl-rewards serve`` against its peers, side by side in one run.
 
-    python benchmarks/bench_serve.py                 # both parts, ~1 minute
+    python benchmarks/bench_serve.py                 # every part, ~2 minutes
+    python benchmarks/bench_serve.py --part 3        # the Open Reward Standard routes
     python benchmarks/bench_serve.py --rounds 1      # quicker
 
 1. Single-sample requests (OpenRLHF's and slime's traffic) from 64 keep-alive
@@ -9,6 +10,12 @@
 2. 256-sample requests on 2 Ray workers with a 2 ms CPU reward: the service
    vs an in-process ``Scorer`` on the same pool configuration, both on this
    process's Ray session. Aim: >= 0.85x its samples/s.
+3. The Open Reward Standard routes (``serve --tasks``) next to the native ``/v1/score``
+   on the same service and plugin (gsm8k, local executor), 64 keep-alive clients:
+   single answers (an episode: ``/create``, ``/call`` submit, ``/delete``; the call's
+   latency, episodes/s) vs one-sample ``/v1/score`` requests, aim >= 0.5x; and
+   256-candidate ``score_group`` calls vs 256-sample ``/v1/score`` requests (2 clients),
+   aim: the same samples/s.
 
 Prints requests/s or samples/s with p50/p99 latency for each side, and the ratio;
 the sides alternate over a few rounds, so a busy machine's noise falls on both.
@@ -241,6 +248,109 @@ def _in_process(scorer: Any, rows: list[dict[str, str]], seconds: float) -> list
     return latencies
 
 
+# -- part 3 ------------------------------------------------------------------------------------------
+
+GSM8K_ROW = {"data_source": "openai/gsm8k", "solution_str": "#### 72", "ground_truth": "72"}
+
+
+async def ors_load(url: str, clients: int, seconds: float, warmup_s: float = 1.0) -> list[float]:
+    """``clients`` keep-alive clients each running episodes back to back: create a session,
+    submit one answer, delete it; the submit's latency for each episode that finished in
+    the measured window (episodes/s = len / seconds)."""
+    import uuid
+
+    import aiohttp
+
+    latencies: list[float] = []
+    began = time.perf_counter()
+    start, end = began + warmup_s, began + warmup_s + seconds
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients)) as session:
+        async def client() -> None:
+            while (now := time.perf_counter()) < end:
+                sid = {"X-Session-ID": uuid.uuid4().hex}
+                async with session.post(url + "/create", json={"split": "train", "index": 0},
+                                        headers=sid) as response:
+                    response.raise_for_status()
+                    await response.read()
+                called = time.perf_counter()
+                async with session.post(url + "/call", json={"name": "submit", "input": {"answer": "#### 72"}},
+                                        headers=sid) as response:
+                    response.raise_for_status()
+                    assert b'"reward":1.0' in await response.read()
+                done = time.perf_counter()
+                async with session.post(url + "/delete", headers=sid) as response:
+                    await response.read()
+                if now >= start:
+                    latencies.append(done - called)
+
+        await asyncio.gather(*(client() for _ in range(clients)))
+    return latencies
+
+
+async def group_load(url: str, size: int, clients: int, seconds: float, warmup_s: float = 1.0) -> list[float]:
+    """``clients`` clients each holding one session and sending ``size``-candidate
+    ``score_group`` calls back to back; latencies in the measured window."""
+    import aiohttp
+
+    candidate = {"messages": [{"role": "assistant", "blocks": [{"type": "text", "text": "#### 72"}]}]}
+    latencies: list[float] = []
+    began = time.perf_counter()
+    start, end = began + warmup_s, began + warmup_s + seconds
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients)) as session:
+        async def client(i: int) -> None:
+            sid = {"X-Session-ID": f"group-{i}-{time.monotonic_ns()}"}
+            async with session.post(url + "/create", json={"split": "train", "index": 0}, headers=sid) as r:
+                r.raise_for_status()
+            while (now := time.perf_counter()) < end:
+                async with session.post(url + "/score_group", json={"candidates": [candidate] * size},
+                                        headers=sid) as response:
+                    response.raise_for_status()
+                    assert b"event: end" in await response.read()
+                if now >= start:
+                    latencies.append(time.perf_counter() - now)
+
+        await asyncio.gather(*(client(i) for i in range(clients)))
+    return latencies
+
+
+def part_ors(seconds: float, clients: int, batch: int, batch_clients: int, rounds: int) -> float:
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tasks = Path(tmp) / "tasks.jsonl"
+        tasks.write_text(json.dumps({"data_source": "openai/gsm8k", "prompt": "What is 6*12?",
+                                     "ground_truth": "72"}) + "\n")
+        env = {**os.environ, "OPENREWARD_DISABLE_UPDATE_CHECK": "1"}
+        proc, url = launch([CLI, "serve", "--port", "0", "--tasks", str(tasks), "reward.plugin=gsm8k",
+                            "reward.executor=local", "--dev", "--max-sessions", "100000"], env)
+        try:
+            wait_ready(url)
+            single: dict[str, list[float]] = {"native": [], "ors": []}
+            group: dict[str, list[float]] = {"native": [], "ors": []}
+            for _ in range(rounds):
+                single["native"] += asyncio.run(load(url, "/v1/score", {"samples": [GSM8K_ROW]}, clients, seconds))
+                single["ors"] += asyncio.run(ors_load(url, clients, seconds))
+                group["native"] += asyncio.run(load(url, "/v1/score", {"samples": [GSM8K_ROW] * batch},
+                                                    batch_clients, seconds))
+                group["ors"] += asyncio.run(group_load(url, batch, batch_clients, seconds))
+        finally:
+            stop(proc)
+    native, ors = summary(single["native"], seconds * rounds, 1), summary(single["ors"], seconds * rounds, 1)
+    print(f"3. the Open Reward Standard routes vs /v1/score, same service (gsm8k, local executor), "
+          f"{rounds} alternated rounds of {seconds:g} s")
+    print(line(f"/v1/score, 1 sample ({clients} clients)", native, "req"))
+    print(line("ORS episodes: create+submit+delete", ors, "ep"))
+    ratio = ors[0] / native[0]
+    print(f"  ratio {ratio:.2f}x (aim >= 0.5x; latency: the submit call's)")
+    native_g = summary(group["native"], seconds * rounds, batch)
+    ors_g = summary(group["ors"], seconds * rounds, batch)
+    print(line(f"/v1/score, {batch} samples ({batch_clients} clients)", native_g, "sample"))
+    print(line(f"ORS score_group, {batch} candidates", ors_g, "sample"))
+    print(f"  ratio {ors_g[0] / native_g[0]:.2f}x (aim: the same samples/s)")
+    return ratio
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=4.0, help="measured time per side and round")
@@ -250,17 +360,20 @@ def main() -> None:
     parser.add_argument("--batch-clients", type=int, default=2,
                         help="concurrent 256-sample clients in part 2 (one batch scores while "
                              "the next one travels)")
-    parser.add_argument("--part", choices=["1", "2", "both"], default="both")
+    parser.add_argument("--part", choices=["1", "2", "3", "both", "all"], default="all",
+                        help="both: parts 1 and 2; all: every part")
     parser.add_argument("--bare-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare_server:
         bare_server(args.bare_server)
         return
     print(f"verl-rewards serve benchmark ({os.cpu_count()} CPUs)")
-    if args.part in ("1", "both"):
+    if args.part in ("1", "both", "all"):
         part_single(args.seconds, args.clients, args.rounds)
-    if args.part in ("2", "both"):
+    if args.part in ("2", "both", "all"):
         part_batches(args.seconds, args.batch, args.batch_clients, args.rounds)
+    if args.part in ("3", "all"):
+        part_ors(args.seconds, args.clients, args.batch, args.batch_clients, args.rounds)
 
 
 if __name__ == "__main__":

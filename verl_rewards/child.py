@@ -228,8 +228,10 @@ class _Tail:
     """The last bytes a child wrote to stderr, read by a thread of its own (a pipe
     nobody reads would block the child once full)."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: IO[bytes], limit: int) -> None:
         self._data = bytearray()
+        self._limit = limit
+        self._cut = False  # bytes were dropped from the front: the first line is partial
         self._lock = threading.Lock()
         self._ended = threading.Event()
         threading.Thread(target=self._drain, args=(stream,), name="child-stderr", daemon=True).start()
@@ -240,16 +242,19 @@ class _Tail:
                 for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
                     with self._lock:
                         self._data += chunk
-                        del self._data[:-TAIL_BYTES]
+                        if len(self._data) > self._limit:
+                            del self._data[: len(self._data) - self._limit]
+                            self._cut = True
         finally:
             self._ended.set()
 
     def text(self, wait_s: float = 0.0) -> str:
-        """What it wrote last, once its stderr ended (within ``wait_s``: a process it started
-        may hold the pipe)."""
+        """What it wrote last, in whole lines, once its stderr ended (within ``wait_s``: a
+        process it started may hold the pipe)."""
         self._ended.wait(wait_s)
         with self._lock:
-            return self._data.decode("utf-8", "replace").strip()
+            text = self._data.decode("utf-8", "replace")
+            return text.partition("\n")[2] if self._cut else text
 
 
 class _Spawner:
@@ -297,7 +302,7 @@ def _kill_orphan(started: Future[subprocess.Popen[bytes]]) -> None:
 class _Child:
     """One child process: its pipes, the reply bytes read ahead, its stderr's end."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], contained: bool) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], contained: bool, tail_bytes: int = TAIL_BYTES) -> None:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self.proc = proc
         self.contained = contained
@@ -306,7 +311,7 @@ class _Child:
         self._readable.register(proc.stdout.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
         self._writable.register(proc.stdin.fileno(), select.POLLOUT | select.POLLERR | select.POLLHUP)
         self.buffer = bytearray()
-        self.tail = _Tail(proc.stderr)
+        self.tail = _Tail(proc.stderr, tail_bytes)
         self.last_id = 0
         self.generation = 0
 
@@ -460,10 +465,12 @@ class _Failing:
         _wait_unreaped(child.proc.pid, max(0.0, min(self.exit_grace_s, deadline - time.monotonic())))
         code = _exit_status(child.proc.pid)
         if code is None:
-            return self.error("silent", "the child closed its reply channel but did not exit")
+            return self.error("silent", "the child closed its reply channel but did not exit",
+                              last_words=child.tail.text())
         words = child.tail.text(wait_s=0.5)
+        shown = words.strip()[-300:]
         return self.error("died", f"the child exited with code {code}"
-                          + (f"; its last words: {words[-300:]}" if words else ""), code, words)
+                          + (f"; its last words: {shown}" if shown else ""), code, words)
 
 
 class JsonLineWorker:
@@ -474,13 +481,15 @@ class JsonLineWorker:
     start bound, beyond that); ``memory_bytes`` caps each child's address space;
     ``prefix`` is a command the child runs under (e.g. ``unshare --pid --fork
     --kill-child``: killing the child then kills what it runs first, and the prefix
-    is given ``STOP_GRACE_S`` to exit). ``name`` names the worker in errors.
+    is given ``STOP_GRACE_S`` to exit). ``name`` names the worker in errors, which quote the
+    last ``stderr_tail_bytes`` of a dead child's stderr (whole lines).
     """
 
     def __init__(self, handler: str, *, init: Any = None, name: str | None = None,
                  startup_timeout_s: float = STARTUP_TIMEOUT_S, max_children: int = 4,
                  max_reply_bytes: int = MAX_REPLY_BYTES, memory_bytes: int | None = None,
-                 prefix: Sequence[str] = (), exit_grace_s: float = EXIT_GRACE_S) -> None:
+                 prefix: Sequence[str] = (), exit_grace_s: float = EXIT_GRACE_S,
+                 stderr_tail_bytes: int = TAIL_BYTES) -> None:
         if max_children < 1:
             raise ValueError(f"max_children must be at least 1, not {max_children}")
         self.handler = handler
@@ -489,6 +498,7 @@ class JsonLineWorker:
         self.max_children = max_children
         self.max_reply_bytes = max_reply_bytes
         self.exit_grace_s = exit_grace_s
+        self.stderr_tail_bytes = stderr_tail_bytes
         self._setup = json.dumps({"handler": handler, "init": init, "memory_bytes": memory_bytes})
         self._prefix = tuple(prefix)
         self._reset()
@@ -621,7 +631,7 @@ class JsonLineWorker:
             raise failing.late() from None
         except OSError as e:  # no process to be had (EAGAIN, ENOMEM): not the request's fault
             raise failing.error("died", f"could not start a process: {type(e).__name__}: {e}") from e
-        child = _Child(proc, contained=bool(self._prefix))
+        child = _Child(proc, contained=bool(self._prefix), tail_bytes=self.stderr_tail_bytes)
         try:
             setup = json.loads(self._setup)
             setup["parent"] = None if self._prefix else os.getpid()

@@ -160,7 +160,7 @@ def test_a_handler_that_exits_is_reported_with_its_code_and_last_words(worker: J
     with pytest.raises(ChildError) as caught:
         worker.request({"op": "exit", "code": 7}, 30.0)
     assert (caught.value.reason, caught.value.returncode) == ("died", 7)
-    assert caught.value.last_words.endswith("about to exit")
+    assert caught.value.last_words.endswith("about to exit\n")
     assert "building the handler" in caught.value.last_words  # what it printed went to stderr
     assert worker.request({"op": "echo"}, 30.0)["init"] == {"k": 1}
 

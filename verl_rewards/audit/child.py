@@ -37,6 +37,7 @@ GRACE_S: Final = 20.0  # per step, over the samples' own timeouts
 MAX_RESTARTS: Final = 3
 EXIT_GRACE_S: Final = 5.0  # a process whose answers ended should have exited by then
 MAX_ANSWER_BYTES: Final = 256 << 20  # a step's runs, with every sample's error text
+STDERR_BYTES: Final = 16384  # the end of a dead process's stderr a finding excerpts (whole lines)
 _NAMESPACE: Final = ("--pid", "--fork", "--kill-child")
 INTERRUPTED: Final = "not run: the audit was interrupted"
 
@@ -59,6 +60,8 @@ class StepFailure:
     step: int
     reason: Literal["stuck", "died", "silent", "error"]
     detail: str
+    returncode: int | None = None  # "died": the process's exit status (negative: a signal)
+    stderr: str = ""  # the end of what the process wrote to stderr (the finding excerpts it)
 
 
 @dataclass
@@ -141,7 +144,7 @@ def _worker(plugin: str, timeout_s: float, first_kwargs: Mapping[str, Any]) -> J
     init = {"plugin": plugin, "timeout_s": timeout_s, "kwargs": dict(first_kwargs)}
     return JsonLineWorker("verl_rewards.audit.runner:Steps", init=init, name="the audit's scoring process",
                           startup_timeout_s=STARTUP_S, max_children=1, max_reply_bytes=MAX_ANSWER_BYTES,
-                          prefix=containment().prefix, exit_grace_s=EXIT_GRACE_S)
+                          prefix=containment().prefix, exit_grace_s=EXIT_GRACE_S, stderr_tail_bytes=STDERR_BYTES)
 
 
 def _run_step(worker: JsonLineWorker, step: Step, limits: tuple[float, float], answers: Answers,
@@ -161,7 +164,6 @@ def _run_step(worker: JsonLineWorker, step: Step, limits: tuple[float, float], a
 
 
 def _failure(step: Step, error: ChildError, allowed: float) -> StepFailure:
-    last_words = f"; its last words: {error.last_words[-300:]}" if error.last_words else ""
     if error.reason == "cancelled":
         return StepFailure(step.id, "error", INTERRUPTED)
     if error.reason == "late" and error.starting:
@@ -170,7 +172,9 @@ def _failure(step: Step, error: ChildError, allowed: float) -> StepFailure:
         return StepFailure(step.id, "stuck", f"no answer within {allowed:.0f} s")
     if error.reason == "silent":
         return StepFailure(step.id, "silent", "the scoring process stopped answering (its output closed) but "
-                           "did not exit: does the reward close file descriptors it did not open?")
+                           "did not exit: does the reward close file descriptors it did not open?",
+                           stderr=error.last_words)
     if error.reason == "died":
-        return StepFailure(step.id, "died", f"the scoring process exited with code {error.returncode}{last_words}")
+        return StepFailure(step.id, "died", f"the scoring process exited with code {error.returncode}",
+                           returncode=error.returncode, stderr=error.last_words)
     return StepFailure(step.id, "error", str(error))

@@ -24,8 +24,10 @@ from ..errors import BindError, ConfigError
 from ..results import Provenance
 from ..scorer import Scorer
 from ..spec import score_identity
-from .app import DRAINING, QUEUE, build_app
+from .app import build_app
+from .intake import DRAINING, QUEUE
 from .metrics import Metrics
+from .ors.tasks import TaskSet, environment_name
 from .pool import PoolKeeper
 from .protocols import refused_endpoints
 from .settings import ServeSettings
@@ -65,20 +67,24 @@ def scorer_factory(scorer: Scorer) -> Callable[[], Scorer]:
     return lambda: Scorer(scorer.ref, scorer.config, scorer.info).start()
 
 
-def serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], None]) -> int:
+def serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], None],
+          tasks: TaskSet | None = None) -> int:
     """Serve ``scorer``'s reward (validated, not started) until SIGTERM or Ctrl-C; 0
-    after a clean drain. :class:`BindError` when the address cannot be had."""
+    after a clean drain. With ``tasks``, also as an Open Reward Standard environment.
+    :class:`BindError` when the address cannot be had."""
     check_pool(settings, scorer.config)
-    return asyncio.run(_serve(settings, scorer, say))
+    return asyncio.run(_serve(settings, scorer, say, tasks))
 
 
-async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], None]) -> int:
+async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], None],
+                 tasks: TaskSet | None) -> int:
     sockets = bind(settings.host, settings.port)  # before anything starts
     metrics = Metrics()
     describe = describe_pool(scorer.config)
     keeper = PoolKeeper(scorer_factory(scorer), metrics, describe)
-    app = build_app(settings, keeper, metrics, Provenance.of(scorer.ref),
-                    score_identity(scorer.ref, scorer.config), scorer.config.on_error)
+    provenance = Provenance.of(scorer.ref)
+    app = build_app(settings, keeper, metrics, provenance,
+                    score_identity(scorer.ref, scorer.config), scorer.config.on_error, tasks)
     runner = web.AppRunner(app, handle_signals=False, access_log=None, logger=http_log,
                            shutdown_timeout=settings.drain_timeout_s)
     http_log.addFilter(_one_line_for_malformed_requests)
@@ -92,6 +98,8 @@ async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], N
             shown = f"[{host}]" if ":" in host else host
             say(f"verl-rewards serve: {scorer.ref.display_name} on {describe}; "
                 f"listening on http://{shown}:{port}{' (token required)' if settings.token else ''}")
+            if tasks is not None:
+                say(ors_line(provenance, tasks, f"http://{shown}:{port}"))
         if refused := refused_endpoints(scorer.config.on_error):
             say(f"verl-rewards serve: on_error=skip: {', '.join(refused)} answer every request 409 "
                 f"(their trainers cannot leave one sample out; see docs/skip.md)")
@@ -104,6 +112,13 @@ async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], N
             sock.close()
     say("verl-rewards serve: stopped")
     return 0
+
+
+def ors_line(provenance: Provenance, tasks: TaskSet, url: str) -> str:
+    """The start-up line that gives the Open Reward Standard environment's base URL."""
+    splits = ", ".join(f"{name}: {n} tasks" for name, n in tasks.counts().items())
+    return (f"verl-rewards serve: Open Reward Standard environment {environment_name(provenance)!r} "
+            f"({splits}; tool submit(answer)) at ors_url {url}")
 
 
 def bind(host: str, port: int) -> list[socket.socket]:

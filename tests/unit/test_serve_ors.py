@@ -1,0 +1,131 @@
+"""serve/ors: tasks from rows, the session rules, the event stream, the token header, the
+command's --tasks."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from verl_rewards.errors import BadRequest
+from verl_rewards.results import Provenance
+from verl_rewards.serve.auth import token_matches
+from verl_rewards.serve.ors.sessions import CALLS_KEPT, Sessions
+from verl_rewards.serve.ors.sse import event, result_events
+from verl_rewards.serve.ors.tasks import (
+    Task,
+    TaskSet,
+    environment_name,
+    parse_tasks_option,
+    spec_location,
+    task_from_row,
+)
+
+VERL_ROW = {"data_source": "openai/gsm8k", "prompt": [{"role": "user", "content": "Q?"}],
+            "reward_model": {"style": "rule", "ground_truth": "72"}, "extra_info": {"index": 3}}
+
+
+def test_a_verl_row_and_a_flat_row_become_tasks():
+    assert task_from_row(VERL_ROW) == Task("openai/gsm8k", [{"role": "user", "content": "Q?"}], "72", {"index": 3})
+    assert task_from_row({"data_source": "d", "prompt": "Q", "ground_truth": 4}) == Task("d", "Q", 4, None)
+    assert task_from_row(VERL_ROW).sample("#### 72").solution_str == "#### 72"
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ({"prompt": "Q", "ground_truth": 1}, "missing data_source"),
+    ({"data_source": "d", "prompt": "Q"}, r"missing ground_truth \(or reward_model.ground_truth\)"),
+    ({"data_source": "d", "prompt": "", "ground_truth": 1}, "the prompt is empty"),
+    ({"data_source": "d", "prompt": [{"role": "tool", "content": "x"}], "ground_truth": 1}, "has role 'tool'"),
+    ({"data_source": "d", "prompt": "Q", "ground_truth": 1, "extra_info": [1]}, "extra_info must be a mapping"),
+])
+def test_a_row_without_what_a_task_needs_says_what(row, message):
+    with pytest.raises(ValueError, match=message):
+        task_from_row(row)
+
+
+def test_task_lookups_refuse_unknown_splits_and_out_of_range_indices():
+    tasks = TaskSet({"train": [Task("d", "Q", 1)] * 3, "test": [Task("d", "Q", 1)]})
+    assert tasks.task("train", 2) == Task("d", "Q", 1) and tasks.counts() == {"train": 3, "test": 1}
+    for split, index, message in [("dev", 0, "unknown split 'dev'; this environment has 'train', 'test'"),
+                                  ("train", 3, "task index 3 is out of range for split 'train' (3 tasks: 0 to 2)"),
+                                  ("train", -1, "task index -1 is out of range")]:
+        with pytest.raises(BadRequest, match=re.escape(message)) as refused:
+            tasks.task(split, index)
+        assert refused.value.status == 400
+    with pytest.raises(BadRequest, match="task_spec must be one this environment listed"):
+        spec_location({"question": "?", "index": True})
+
+
+def test_tasks_option_names_a_split_or_defaults_to_train(tmp_path):
+    odd = tmp_path / "a=b.jsonl"
+    odd.write_text("")
+    assert parse_tasks_option("data.parquet") == ("train", Path("data.parquet"))
+    assert parse_tasks_option("test=t.jsonl") == ("test", Path("t.jsonl"))
+    assert parse_tasks_option(str(odd)) == ("train", odd)  # a file that exists is a file
+    with pytest.raises(ValueError, match="must be 1-64 letters"):
+        parse_tasks_option("a b=t.jsonl")
+
+
+def test_the_environment_is_named_after_the_reward():
+    assert environment_name(Provenance("plugin", "gsm8k", "gsm8k (x 1)")) == "gsm8k"
+    assert environment_name(Provenance("file", "compute_score", "f", path="/r/My Reward.v2.py")) == "my_reward_v2"
+    assert environment_name(Provenance("composite", "composite", "c")) == "composite"
+
+
+def test_sessions_are_bounded_closed_when_idle_and_keep_their_last_calls():
+    now = [0.0]
+    counts: list[int] = []
+    sessions = Sessions(2, ttl_s=10, retry_after_s=3, on_count=counts.append, clock=lambda: now[0])
+    sessions.add("a", "env-a")
+    sessions.add("b", "env-b")
+    with pytest.raises(BadRequest) as full:
+        sessions.add("c", "env-c")
+    assert (full.value.status, full.value.headers) == (429, {"Retry-After": "3"})
+    with pytest.raises(BadRequest, match="already exists"):
+        sessions.check_new("a")
+    with pytest.raises(BadRequest, match="at most 128"):
+        sessions.check_new("x" * 129)
+    now[0] = 8.0
+    assert sessions.get("a").env == "env-a"  # used at 8: not idle
+    now[0] = 15.0
+    assert sessions.close_idle() == ["b"] and len(sessions) == 1 and counts[-1] == 1
+    with pytest.raises(BadRequest) as gone:
+        sessions.get("b")
+    assert gone.value.status == 404
+    session = sessions.get("a")
+    for i in range(CALLS_KEPT + 2):
+        session.remember(str(i), None)  # type: ignore[arg-type]
+    assert list(session.calls) == [str(i) for i in range(2, CALLS_KEPT + 2)]
+    assert sessions.close("a") and not sessions.close("a") and counts[-1] == 0
+
+
+def test_events_split_lines_and_chunk_long_results():
+    assert event("error", "a\nb") == b"event: error\ndata: a\ndata: b\n\n"
+    text = json.dumps({"x": "y" * 5000})
+    chunks = result_events(text).decode().split("\n\n")[:-1]
+    assert [c.split("\n")[0] for c in chunks] == ["event: chunk", "event: end"]
+    assert "".join(c.split("\n", 1)[1].removeprefix("data: ") for c in chunks) == text
+
+
+def test_the_token_may_come_as_an_api_key_header():
+    assert token_matches("t", None, None, "t")
+    assert token_matches("t", "Bearer t", None, "wrong")  # the first one given is checked
+    assert not token_matches("t", None, None, "")
+    assert token_matches("t", None, "t", "")
+
+
+def test_serve_tasks_reads_every_split_and_names_a_bad_row(tmp_path):
+    from verl_rewards.cli.cmd_serve import load_tasks
+    from verl_rewards.cli.errors import InputError, UsageError
+
+    good = tmp_path / "train.jsonl"
+    good.write_text(json.dumps(VERL_ROW) + "\n" + json.dumps({"data_source": "d", "prompt": "Q", "ground_truth": 1}) + "\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(VERL_ROW) + "\n" + json.dumps({"data_source": "d", "prompt": "Q"}) + "\n")
+    assert load_tasks([str(good), f"test={good}"]).counts() == {"train": 2, "test": 2}
+    with pytest.raises(InputError, match=r"--tasks .*bad.jsonl: .*bad.jsonl, line 2: missing ground_truth"):
+        load_tasks([str(bad)])
+    with pytest.raises(UsageError, match="split 'train' is given twice"):
+        load_tasks([str(good), f"train={good}"])
