@@ -67,3 +67,32 @@ def test_an_entrys_tuples_reach_the_scorer_as_tuples() -> None:
     assert isinstance(entry["metadata"]["output"], tuple)
     result = compute_score("reasoning_gym/arc_agi", f"<answer>{entry['answer']}</answer>", "", {"entry": entry})
     assert result["score"] == 1.0
+
+
+def _names(function: object) -> set[str]:
+    code = function.__code__  # type: ignore[attr-defined]
+    names, codes = set(), [code]
+    while codes:
+        current = codes.pop()
+        names |= set(current.co_names)
+        codes += [c for c in current.co_consts if hasattr(c, "co_names")]
+    return names
+
+
+def test_only_tasks_with_reasoning_gyms_string_comparing_default_scorer_are_scored_in_this_process() -> None:
+    from reasoning_gym.dataset import ProceduralDataset
+    from reasoning_gym.factory import DATASETS
+
+    # The default compares strings: equality, containment, lengths. Nothing that computes the answer.
+    assert _names(ProceduralDataset.score_answer) == {"isinstance", "str", "len"}
+    assert isolation.LINEAR == {t for t, (cls, _) in DATASETS.items() if "score_answer" not in vars(cls)
+                                and all("score_answer" not in vars(base) for base in cls.__mro__[1:-1]
+                                        if base is not ProceduralDataset)}
+    assert 30 <= len(isolation.LINEAR) < len(DATASETS) and not isolation.LINEAR & {"countdown", "coin_flip"}
+
+
+def test_a_task_scored_in_this_process_scores_as_reasoning_gym() -> None:
+    entry = create_dataset("leg_counting", seed=1, size=1)[0]
+    assert "leg_counting" in isolation.LINEAR
+    right = compute_score("reasoning_gym/leg_counting", f"<answer>{entry['answer']}</answer>", "", {"entry": entry})
+    assert (right["score"], right["scorer_error"]) == (1.0, "")

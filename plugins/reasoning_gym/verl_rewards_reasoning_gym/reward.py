@@ -9,7 +9,7 @@ from verl_rewards.metadata import Example, reward
 
 from .entry import PREFIX, entry_of, restored, task_of
 from .extract import extract_answer
-from .isolation import ANSWER_TIMEOUT_S, score_in_child
+from .isolation import ANSWER_TIMEOUT_S, score
 from .tasks import TASKS, VERSION
 
 # leg_counting's and palindrome_generation's first entries for seed 42 (their questions abridged).
@@ -79,7 +79,8 @@ def compute_score(
     answer the task's scorer raises on scores 0 (``scorer_error`` says why);
     an entry it cannot score even with its own answer fails the sample.
     ``binary``: 1 for the task's full score, else 0 (no partial or format credit).
-    The scorer runs in a child process (``isolation``): an answer it has not
+    The scorer runs in a child process (``isolation``; but for the tasks that
+    keep reasoning-gym's default, string-comparing scorer): an answer it has not
     scored within ``answer_timeout_s``, or before the reward call's time runs
     out, scores 0 (``scorer_error`` says why), however hostile (``9**9**9**9``
     on countdown). Extra info: ``task``, ``answer_found``, ``scorer_error``.
@@ -88,7 +89,7 @@ def compute_score(
     task = task_of(data_source, entry)
     entry = restored(task, entry)
     answer = solution_str.strip() if whole_response else extract_answer(solution_str)
-    value, error = score_in_child(task, _config(configs, task), answer, entry, answer_timeout_s)
+    value, error = score(task, _config(configs, task), answer, entry, answer_timeout_s)
     if binary:
         value = 1.0 if value >= 1.0 else 0.0
     return {"score": value, "task": task, "answer_found": answer is not None, "scorer_error": error}
