@@ -315,10 +315,10 @@ class _Child:
         self.last_id = 0
         self.generation = 0
 
-    def send(self, frame: dict[str, Any], deadline: float, cancel: threading.Event | None,
-             what: _Failing) -> None:
+    def send(self, line: str, deadline: float, cancel: threading.Event | None, what: _Failing) -> None:
+        """Write one line (JSON, no newline in it) to the child, under the deadline."""
         assert self.proc.stdin is not None
-        data = memoryview((json.dumps(frame) + "\n").encode())
+        data = memoryview((line + "\n").encode())
         fd = self.proc.stdin.fileno()
         while data:
             try:
@@ -521,6 +521,7 @@ class JsonLineWorker:
         call's :func:`~verl_rewards.time_left` less ``RETURN_MARGIN_S``. ``cancel`` ends
         the wait at once (``ChildError`` ``cancelled``; the child is killed)."""
         began = time.monotonic()
+        body = json.dumps(payload)  # not JSON: a TypeError or ValueError for the caller, no child harmed
         limit, why = _call_limit(began)
         if limit <= began:
             raise ChildError(self.name, "late", f"no time left {why}")
@@ -532,7 +533,7 @@ class JsonLineWorker:
                                                                         why), self.exit_grace_s)
         try:
             child.last_id += 1
-            child.send({"id": child.last_id, "request": payload}, answer_by, cancel, failing)
+            child.send(f'{{"id": {child.last_id}, "request": {body}}}', answer_by, cancel, failing)
             frame = self._frame(child, answer_by, cancel, failing)
         except BaseException:
             # Late, dead, cancelled, or the calling thread interrupted (a SampleTimeout):
@@ -635,7 +636,7 @@ class JsonLineWorker:
         try:
             setup = json.loads(self._setup)
             setup["parent"] = None if self._prefix else os.getpid()
-            child.send(setup, deadline, cancel, failing)
+            child.send(json.dumps(setup), deadline, cancel, failing)
             hello = json.loads(child.read_line(deadline, cancel, failing, self.max_reply_bytes))
             if not isinstance(hello, dict) or hello.get("ready") is not True:
                 raise failing.error("garbled", f"an unexpected greeting {str(hello)[:80]!r}")

@@ -374,3 +374,10 @@ def test_stdout_diverted_and_reply_channel_keep_stdout_for_replies_alone(tmp_pat
     assert done.stdout == "row 1\nafter\nreply\n"
     assert done.stderr == "noise\nnoise from C\nmore noise\n"
     assert callable(reply_channel) and callable(stdout_diverted)
+
+
+def test_a_payload_that_is_not_json_is_the_callers_error_and_the_child_lives_on(worker: JsonLineWorker) -> None:
+    pid = worker.request({"op": "echo"}, 30.0)["pid"]
+    with pytest.raises(TypeError):
+        worker.request({"op": "echo", "x": object()}, 30.0)
+    assert worker.request({"op": "echo"}, 30.0)["pid"] == pid
