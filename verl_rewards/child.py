@@ -72,13 +72,13 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import IO, Any, Final, TextIO
+from typing import IO, Any, Final, NamedTuple, TextIO
 
 from .errors import ChildError
 from .limits import time_left
 
-__all__ = ["RETURN_MARGIN_S", "ChildError", "JsonLineWorker", "exit_with_parent", "reply_channel",
-           "serve", "stdout_diverted"]
+__all__ = ["RETURN_MARGIN_S", "ChildError", "Evaluation", "JsonLineWorker", "exit_with_parent",
+           "reply_channel", "serve", "stdout_diverted"]
 
 logger = logging.getLogger("verl_rewards.child")
 
@@ -473,6 +473,19 @@ class _Failing:
                           + (f"; its last words: {shown}" if shown else ""), code, words)
 
 
+class Evaluation(NamedTuple):
+    """What a child made of a model's answer: the handler's ``reply``, or the ``ChildError``
+    that ``cut`` it short (late, died, ...), which is that answer's 0; ``why`` says so."""
+
+    reply: Any = None
+    cut: ChildError | None = None
+
+    @property
+    def why(self) -> str:
+        """``reason: detail`` of the cut, for the answer's extra info; "" when there is none."""
+        return "" if self.cut is None else f"{self.cut.reason}: {self.cut.detail}"
+
+
 class JsonLineWorker:
     """Warm child processes running ``handler`` (``"module:name"``; ``name(init)`` is built
     once per child and called with each request), answering one request each at a time.
@@ -545,14 +558,31 @@ class JsonLineWorker:
             raise failing.error("raised", f"the handler raised {frame['error']}")
         return frame.get("reply")
 
-    def start(self) -> None:
-        """Have one child ready now (started if none is): ``ChildError`` when none can be
-        (within ``startup_timeout_s``, and the reward call's time less ``RETURN_MARGIN_S``)."""
+    def evaluate(self, payload: Any, timeout_s: float) -> Evaluation:
+        """:meth:`request` for a model's answer: the reply, or the error that cut it short
+        (the answer's fault: a 0, with the reason). A child that could not start in time
+        is not the answer's fault: that ``ChildError`` is raised (the sample fails)."""
+        try:
+            return Evaluation(self.request(payload, timeout_s))
+        except ChildError as e:
+            if e.starting:
+                raise
+            logger.debug("%s", e)
+            return Evaluation(cut=e)
+
+    def start(self) -> bool:
+        """Have one child ready now (started if none is, within ``startup_timeout_s`` and the
+        reward call's time less ``RETURN_MARGIN_S``); whether one is (why not is logged)."""
         began = time.monotonic()
         limit, why = _call_limit(began)
         start_by = min(began + self.startup_timeout_s, limit)
         own = f"within {self.startup_timeout_s:g} s"
-        self._release(self._acquire(start_by, None, self._bound(start_by, limit, own, why)))
+        try:
+            self._release(self._acquire(start_by, None, self._bound(start_by, limit, own, why)))
+        except ChildError as e:
+            logger.debug("%s", e)
+            return False
+        return True
 
     def close(self) -> None:
         """Stop every child now (a later request starts a new one)."""

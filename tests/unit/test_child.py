@@ -124,7 +124,7 @@ def test_a_late_request_is_killed_and_the_next_one_gets_a_fresh_child(worker: Js
 
 def test_a_handler_holding_the_gil_in_c_is_cut_at_its_deadline_and_the_caller_stays_responsive(
         worker: JsonLineWorker) -> None:
-    worker.start()
+    assert worker.start()
     ticks = []
     stop = threading.Event()
 
@@ -146,7 +146,7 @@ def test_a_handler_holding_the_gil_in_c_is_cut_at_its_deadline_and_the_caller_st
 
 
 def test_the_reward_calls_time_left_bounds_a_request(worker: JsonLineWorker) -> None:
-    worker.start()
+    assert worker.start()
     began = time.monotonic()
     with deadline_of(1.5), pytest.raises(ChildError) as caught:
         worker.request({"op": "gil"}, 60.0)
@@ -240,7 +240,7 @@ class Interrupt(BaseException):
 
 def test_an_interrupted_request_does_not_leave_its_answer_for_the_next_one(
         worker: JsonLineWorker, monkeypatch: pytest.MonkeyPatch) -> None:
-    worker.start()
+    assert worker.start()
     read_line = child_module._Child.read_line
     interrupt = [True]
 
@@ -259,7 +259,7 @@ def test_an_interrupted_request_does_not_leave_its_answer_for_the_next_one(
 def test_threads_each_get_a_child_and_a_full_pool_waits_within_the_start_bound(handlers: str) -> None:
     worker = JsonLineWorker(handlers, max_children=2, startup_timeout_s=1.5)
     try:
-        worker.start()
+        assert worker.start()
         results: list[object] = []
         busy = threading.Thread(target=lambda: results.append(worker.request({"op": "sleep", "s": 4}, 30.0)))
         busy.start()
@@ -281,7 +281,7 @@ def test_threads_each_get_a_child_and_a_full_pool_waits_within_the_start_bound(h
 
 
 def test_a_cancelled_wait_ends_at_once(worker: JsonLineWorker) -> None:
-    worker.start()
+    assert worker.start()
     cancel = threading.Event()
     threading.Timer(0.3, cancel.set).start()
     began = time.monotonic()
@@ -381,3 +381,22 @@ def test_a_payload_that_is_not_json_is_the_callers_error_and_the_child_lives_on(
     with pytest.raises(TypeError):
         worker.request({"op": "echo", "x": object()}, 30.0)
     assert worker.request({"op": "echo"}, 30.0)["pid"] == pid
+
+
+def test_evaluate_makes_a_cut_request_the_answers_and_a_failed_start_the_samples(handlers: str) -> None:
+    worker = JsonLineWorker(handlers, name="test child")
+    try:
+        assert worker.evaluate({"op": "sleep", "s": 0}, 30.0) == ("slept", None)
+        late = worker.evaluate({"op": "gil"}, 0.5)
+        assert late.reply is None and late.cut is not None
+        assert late.why == "late: no answer within 0.5 s (answering a request)"
+        assert worker.evaluate({"op": "raise"}, 30.0).why.startswith("raised: the handler raised ValueError")
+    finally:
+        worker.close()
+    never = JsonLineWorker(handlers, init={"start_s": 60}, startup_timeout_s=0.5)
+    try:
+        with pytest.raises(ChildError) as caught:
+            never.evaluate({"op": "echo"}, 30.0)
+        assert caught.value.starting and not never.start()
+    finally:
+        never.close()

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
-from verl_rewards.child import ChildError, JsonLineWorker
+from verl_rewards.child import JsonLineWorker
 
 Correctness = Literal["math_verify", "extra_info"]
 CORRECTNESS: tuple[Correctness, ...] = ("math_verify", "extra_info")
@@ -43,10 +43,9 @@ _worker = JsonLineWorker("verl_rewards_format.correctness:MathVerifyCheck", name
                          "math-verify child", memory_bytes=MEMORY_BYTES)
 
 
-def ensure_started() -> None:
-    """Have a child ready now (benchmarks, tests: keep its start out of a timing); ``ChildError``
-    when none can start."""
-    _worker.start()
+def ensure_started() -> bool:
+    """Have a child ready now (benchmarks, tests: keep its start out of a timing); whether one is."""
+    return _worker.start()
 
 
 def close() -> None:
@@ -72,13 +71,10 @@ def math_verify_verdict(response: str, gold: str, timeout_s: float = CHECK_TIMEO
     """open-r1's check (``get_cosine_scaled_reward``, ``len_reward``), in the child: see
     :func:`open_r1_check`. Past ``timeout_s`` (or the reward call's time), wrong, with the reason;
     ``ChildError`` when no child could start in time."""
-    try:
-        reply = _worker.request({"response": response, "gold": gold}, timeout_s)
-    except ChildError as e:
-        if e.starting:
-            raise  # no child could start in time: not the answer's fault, the sample fails
-        return Verdict(False, True, f"{e.reason}: {e.detail}"[:300])
-    return Verdict(bool(reply["correct"]), bool(reply["gold_parsed"]))
+    checked = _worker.evaluate({"response": response, "gold": gold}, timeout_s)
+    if checked.cut is not None:
+        return Verdict(False, True, checked.why[:300])
+    return Verdict(bool(checked.reply["correct"]), bool(checked.reply["gold_parsed"]))
 
 
 def open_r1_check(response: str, gold: str) -> Verdict:

@@ -87,7 +87,7 @@ def test_a_busy_child_does_not_hold_up_another_threads_check() -> None:
     tower = to_sympy_syntax("2^{2^{2^{30}}}")
     assert tower is not None
     try:
-        worker.start()
+        assert worker.start()
         late: list[object] = []
         busy = threading.Thread(target=lambda: late.append(_late(worker, tower)))
         busy.start()
@@ -112,7 +112,7 @@ def _late(worker: JsonLineWorker, tower: str) -> str:
 def test_a_restart_after_a_timeout_is_not_charged_to_the_next_request() -> None:
     worker = _checks()
     try:
-        worker.start()
+        assert worker.start()
         tower = to_sympy_syntax("2^{2^{2^{30}}}")
         with pytest.raises(ChildError, match="late"):  # killed at its deadline
             worker.request({"op": "sympy", "a": tower, "b": "5"}, 0.3)

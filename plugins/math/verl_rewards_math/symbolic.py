@@ -20,17 +20,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
-import logging
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from verl_rewards.child import ChildError, JsonLineWorker
+from verl_rewards.child import JsonLineWorker
 
 from ._symbolic_worker import MEMORY_BYTES
 from .latex_expr import FUNCTIONS
-
-logger = logging.getLogger("verl_rewards_math.symbolic")
 
 # A child that has not started (imported SymPy) by then is killed and replaced.
 STARTUP_TIMEOUT_S = 60.0
@@ -57,12 +54,7 @@ def recording_cuts() -> Iterator[list[str]]:
 
 def ensure_started() -> bool:
     """Have a symbolic child ready (waiting at most ``STARTUP_TIMEOUT_S``); whether one is."""
-    try:
-        _worker.start()
-    except ChildError as e:
-        logger.debug("%s", e)
-        return False
-    return True
+    return _worker.start()
 
 
 def close() -> None:
@@ -73,16 +65,11 @@ def close() -> None:
 def ask(payload: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
     """The symbolic child's answer to ``payload``; None when it has none in time (recorded).
     ``ChildError`` when no child could start in time (not the answer's fault)."""
-    try:
-        answer: dict[str, Any] = _worker.request(payload, timeout_s)
-    except ChildError as e:
-        if e.starting:
-            raise  # no child could start in time: not the answer's fault, the sample fails
-        logger.debug("symbolic check abandoned: %s", e)
-        cuts = _cuts.get()
-        if cuts is not None and e.reason != "raised":
-            cuts.append(e.reason)
-        return None
+    evaluation = _worker.evaluate(payload, timeout_s)
+    cuts = _cuts.get()
+    if evaluation.cut is not None and cuts is not None:
+        cuts.append(evaluation.cut.reason)
+    answer: dict[str, Any] | None = evaluation.reply
     return answer
 
 

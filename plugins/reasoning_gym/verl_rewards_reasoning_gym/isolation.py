@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 from reasoning_gym.dataset import ProceduralDataset
 from reasoning_gym.factory import DATASETS
 
-from verl_rewards.child import ChildError, JsonLineWorker
+from verl_rewards.child import JsonLineWorker
 
 from .tasks import scorer
 
@@ -51,10 +51,9 @@ _worker = JsonLineWorker("verl_rewards_reasoning_gym.isolation:TaskScoring", nam
                          memory_bytes=MEMORY_BYTES)
 
 
-def ensure_started() -> None:
-    """Have a child ready now (benchmarks, tests: keep its start out of a timing); ``ChildError``
-    when none can start."""
-    _worker.start()
+def ensure_started() -> bool:
+    """Have a child ready now (benchmarks, tests: keep its start out of a timing); whether one is."""
+    return _worker.start()
 
 
 def close() -> None:
@@ -81,13 +80,10 @@ def score_in_child(task: str, config: Mapping[str, Any] | None, answer: str | No
     # Pickled, not JSON: an entry's tuples must stay tuples (boards are compared as such).
     request = {"task": task, "config": dict(config) if config else None, "answer": answer,
                "entry": base64.b64encode(pickle.dumps(dict(entry))).decode("ascii")}
-    try:
-        reply = _worker.request(request, timeout_s)
-    except ChildError as e:
-        if e.starting:
-            raise  # no child could start in time: not the answer's fault, the sample fails
-        return Scored(0.0, f"{e.reason}: {e.detail}"[:200])
-    return _scored(reply)
+    scored = _worker.evaluate(request, timeout_s)
+    if scored.cut is not None:
+        return Scored(0.0, scored.why[:200])
+    return _scored(scored.reply)
 
 
 def _scored(reply: Mapping[str, Any]) -> Scored:

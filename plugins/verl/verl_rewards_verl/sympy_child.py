@@ -9,21 +9,19 @@ started on first use (a start, importing SymPy, is not charged to any answer),
 killed when an answer is late, or when the reward call's own time
 (:func:`verl_rewards.time_left`) runs out, and replaced in the background. A
 late, failed or refused step is "not equal", as in verl (the reason is logged
-at debug level: verl's scores carry no extra keys to put it in); a child that
+at debug level, logger ``verl_rewards.child``: verl's scores carry no extra
+keys to put it in); a child that
 cannot start in time fails the sample (``ChildError``), not the answer.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
-from verl_rewards.child import ChildError, JsonLineWorker
+from verl_rewards.child import JsonLineWorker
 
 from ._sympy_worker import MEMORY_BYTES
-
-logger = logging.getLogger("verl_rewards_verl.sympy_child")
 
 TIMEOUT_S = 10.0
 # Canonical integers: SymPy's verdict on their difference is their equality.
@@ -36,13 +34,7 @@ _worker = JsonLineWorker("verl_rewards_verl._sympy_worker:SympyOps", name="verl_
 
 
 def _ask(payload: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
-    try:
-        reply: dict[str, Any] = _worker.request(payload, timeout_s)
-    except ChildError as e:
-        if e.starting:
-            raise  # no child could start in time: not the answer's fault, the sample fails
-        logger.debug("SymPy step abandoned: %s", e)
-        return None
+    reply: dict[str, Any] | None = _worker.evaluate(payload, timeout_s).reply  # None: cut short (logged)
     return reply
 
 
@@ -70,9 +62,4 @@ def matrix_entries(text: str, timeout_s: float) -> list[str]:
 
 def ensure_started() -> bool:
     """Have a child ready now (benchmarks: keep its start out of the timings); whether one is."""
-    try:
-        _worker.start()
-    except ChildError as e:
-        logger.debug("%s", e)
-        return False
-    return True
+    return _worker.start()
