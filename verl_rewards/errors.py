@@ -115,6 +115,12 @@ class PluginShapeError(PluginLoadError):
     """The plugin's target is not callable, or its signature fits no reward shape."""
 
 
+class NotARewardError(VerlRewardsError, TypeError):
+    """Inspection's verdict on an imported target: neither a function nor a class, or a
+    class whose instances cannot be called. A ``TypeError`` too (what Python says of an
+    uncallable); ``resolve`` turns it into a :class:`PluginShapeError` naming the plugin."""
+
+
 # -- scoring -----------------------------------------------------------------
 
 

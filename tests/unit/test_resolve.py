@@ -44,6 +44,15 @@ def two_args(a, b):
 
 def strict_kwargs(data_source, solution_str, ground_truth, extra_info=None):
     return 0.0
+
+class _Lazy:
+    @property
+    def __signature__(self):
+        raise TypeError("instances of _Lazy have no signature until configure() is called")
+    def __call__(self, *args):
+        return 0.0
+
+LAZY = _Lazy()
 '''
 
 
@@ -89,6 +98,15 @@ def test_not_callable_target_is_a_shape_error_naming_the_plugin(shapes):
 def test_class_with_uncallable_instances_is_a_shape_error(shapes):
     with pytest.raises(PluginShapeError, match="instances of the class are not callable"):
         resolve(shapes("NotCallable"))
+
+
+def test_a_signature_that_cannot_be_read_is_said_so_whatever_its_message_starts_with(shapes):
+    with pytest.raises(PluginShapeError) as raised:
+        resolve(shapes("LAZY"))
+    assert str(raised.value).endswith(
+        "cannot inspect the target's signature: TypeError: instances of _Lazy have no signature "
+        "until configure() is called")
+    assert type(raised.value.cause) is TypeError
 
 
 def test_signature_that_fits_no_shape_fails_at_load_not_at_call(shapes):

@@ -14,13 +14,16 @@ if TYPE_CHECKING:
 def scorer_from_args(config: Path | None, overrides: Sequence[str]) -> Scorer:
     """The scorer the config selects; a config error says whether the file or the
     overrides brought it."""
+    from ..config import read_section
     from ..errors import ConfigError
     from ..scorer import Scorer
 
+    if config is not None:
+        read_section(config)  # the file's own errors (missing, unparsable, no mapping) name it
     try:
         return Scorer.from_config(config, overrides)
     except ConfigError as e:
-        if config is None or str(config) in str(e):  # parse errors name the file already
+        if config is None:
             raise
         raise ConfigError(f"{e} ({_source_of(e, config)}{_section_hint(config)})") from e
 
