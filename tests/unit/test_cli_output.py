@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import logging
 from pathlib import Path
 
@@ -64,8 +65,8 @@ def _stray_output(source: str) -> list[str]:
         name = ast.unparse(node.func)
         arguments = [*node.args, *(k.value for k in node.keywords)]
         if (name == "print" or name.rpartition(".")[2].startswith("print_")
-                or name.rpartition(".")[0] in STREAMS and name.endswith((".write", ".writelines"))
-                or name == "os.write" and node.args and ast.unparse(node.args[0]) in ("1", "2")
+                or (name.rpartition(".")[0] in STREAMS and name.endswith((".write", ".writelines")))
+                or (name == "os.write" and node.args and ast.unparse(node.args[0]) in ("1", "2"))
                 or any(ast.unparse(a) in STREAMS for a in arguments)):
             found.append((node.lineno, ast.unparse(node)[:80]))
     return [f"line {n}: {call}" for n, call in sorted(found)]
@@ -85,7 +86,7 @@ def _prefixes(source: str) -> list[str]:
             found.append(node.value)
         elif isinstance(node, ast.JoinedStr):
             parts = node.values
-            found += [ast.unparse(node) for a, b in zip(parts, parts[1:])
+            found += [ast.unparse(node) for a, b in itertools.pairwise(parts)
                       if isinstance(a, ast.FormattedValue) and ast.unparse(a.value) == "PROG"
                       and isinstance(b, ast.Constant) and str(b.value).startswith(":")]
     return found

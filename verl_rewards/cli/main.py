@@ -16,6 +16,7 @@ from typing import NoReturn
 from . import cmd_audit, cmd_check, cmd_list, cmd_new, cmd_score, cmd_serve, cmd_show
 from .errors import EXIT_FAILURE, EXIT_USAGE, exit_code
 from .output import PROG, emit, flush_all, say
+
 COMMANDS: tuple[ModuleType, ...] = (cmd_list, cmd_show, cmd_check, cmd_score, cmd_new, cmd_audit, cmd_serve)
 _NAMES = frozenset(module.NAME for module in COMMANDS)
 _NO_LIBRARY = frozenset({cmd_list.NAME, cmd_new.NAME})  # commands that score nothing, so log nothing
