@@ -19,12 +19,12 @@ PROG = "verl-rewards"
 # the program's own errors, warnings and interruptions carry its name; a note, one
 # sample's error in a listing and a plain line (a summary, a frame) do not.
 Kind = Literal["error", "warning", "interrupted", "note", "sample_error", "line"]
-_LOOKS: Mapping[Kind, str] = {
-    "error": f"{PROG}: error: ",
-    "warning": f"{PROG}: warning: ",
-    "interrupted": f"{PROG}: interrupted: ",
-    "note": "note: ",
-    "sample_error": "error: ",
+_HEADS: Mapping[Kind, str] = {
+    "error": f"{PROG}: error",
+    "warning": f"{PROG}: warning",
+    "interrupted": f"{PROG}: interrupted",
+    "note": "note",
+    "sample_error": "error",
     "line": "",
 }
 
@@ -38,11 +38,7 @@ def emit(*lines: str) -> None:
 def say(kind: Kind, text: str = "") -> None:
     """Print one message to stderr, kept out of machine-readable stdout, looking as its
     ``kind`` does (``say("error", "bad")`` -> ``verl-rewards: error: bad``)."""
-    if kind == "interrupted" and not text:
-        line = f"{PROG}: interrupted"
-    else:
-        line = _LOOKS[kind] + text
-    print(line, file=sys.stderr, flush=True)
+    print(": ".join(part for part in (_HEADS[kind], text) if part), file=sys.stderr, flush=True)
 
 
 def progress_bar(total: int | None, desc: str, show: bool) -> Any:
