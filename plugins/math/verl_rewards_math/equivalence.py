@@ -49,6 +49,9 @@ _CLOCK = re.compile(r"^\d\d:\d\d:\d\d$")
 _GLUED = re.compile(r"^-?\d+(?:\.\d+)?[a-zA-Z]{1,2}$")
 _ROUNDED = re.compile(r"\d\.\d")
 _IMAGINARY = re.compile(r"(?<![a-zA-Z\\])i(?![a-zA-Z])")
+# One comma between digits that cannot be a thousands separator (normalize.py reads "1,222"
+# as 1222): in a reference, a decimal comma ("1,22", "0,111"). A predicted comma never is.
+_DECIMAL_COMMA = re.compile(r"^-?\d+,\d+$")
 
 
 class Verdict(NamedTuple):
@@ -90,6 +93,11 @@ def equivalent(pred: str, gold: str, options: Options = Options()) -> Verdict:
     p, g = normalize(pred), normalize(gold)
     if not p:
         return Verdict(False, "none", answered=False)
+    if _DECIMAL_COMMA.match(g):
+        # a reference written with a decimal comma: "1,22" is also 1.22
+        a, b = as_number(p), as_number(g.replace(",", "."))
+        if a is not None and b is not None and _numbers_equal(a, b):
+            return Verdict(True, "numeric")
     verdict = _cheap(p, g, is_percent(pred), is_percent(gold), options)
     if verdict is not None:
         return verdict
