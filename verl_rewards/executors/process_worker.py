@@ -27,6 +27,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from ..child import exit_with_parent
 from ..dispatch import LoadedSpec, loaded_rewards, resolve_spec
 from ..errors import ExecutorError
 from ..limits import Limits, longest
@@ -34,13 +35,12 @@ from ..spec import RewardSpec, refs_of
 from .channel import ChannelError, read_frame, write_frame
 from .chunks import score_chunk
 from .shared_progress import SharedProgress, map_block
-from .spawn import die_with_parent
 
 
 def main(argv: Sequence[str]) -> None:
     """``argv``: the requests fd, the replies fd, the progress block's fd, the host's pid."""
     requests, replies, block, host = (int(a) for a in argv)
-    die_with_parent(host)
+    exit_with_parent(host)
     for fd in (requests, replies, block):  # programs the reward runs do not get them
         os.set_inheritable(fd, False)
     if hasattr(sys.stdout, "reconfigure"):

@@ -73,7 +73,8 @@ def compute_score(
     when there is one, else the answer after a final-answer phrase, the whole
     response when it is an answer, or its last math or number (``extract.py``).
     Extra info: ``acc``, ``pred`` (the answer read) and ``match`` (which check
-    decided: exact, numeric, sequence, math_verify, symbolic or none).
+    decided: exact, numeric, sequence, math_verify, symbolic or none; undecided
+    when math-verify or SymPy was cut short at its deadline and nothing else matched).
     """
     if extract not in EXTRACT_MODES:
         raise ValueError(f"extract must be one of {', '.join(EXTRACT_MODES)}, not {extract!r}")
