@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from verl_rewards import RewardError, Scorer
-from verl_rewards.errors import PluginLoadError
+from verl_rewards.errors import ExecutorError, PluginLoadError
 
 TIMEOUT_S = 1
 BOUND_S = TIMEOUT_S + 2  # the issue's bound for a fault to be stopped
@@ -275,6 +275,20 @@ def test_a_reward_that_fails_to_load_raises_its_load_error_at_start(reward_file)
     before = _children()
     with pytest.raises(PluginLoadError, match="no model here"):
         Scorer.from_config({**_cfg(path), "workers_only": True}).start()
+    assert not (_children() - before)
+
+
+class _OnlyHere:
+    """A kwarg value of a class only this test module defines (pytest imports it by path)."""
+
+
+def test_a_kwarg_a_worker_process_cannot_import_fails_at_start_saying_so(reward_file):
+    path = reward_file("def compute_score(d, s, g, extra_info=None, helper=None):\n    return 1.0\n",
+                       "helper.py")
+    before = _children()
+    with pytest.raises(ExecutorError, match=r"a reward worker process cannot receive the reward: "
+                                            r"ModuleNotFoundError: .*or use reward.executor=local"):
+        Scorer.from_config({**_cfg(path), "kwargs": {"helper": _OnlyHere()}}).start()
     assert not (_children() - before)
 
 

@@ -273,7 +273,8 @@ def test_a_host_object_is_held_by_its_key_so_no_other_object_can_take_its_addres
 
 @pytest.mark.parametrize("kind", [Tokenizer, UnhashableTokenizer])
 def test_each_host_object_is_scored_with_its_own_scorer_after_the_first_is_dropped(reward_file, kind):
-    judge = verl_wraps({"path": str(reward_file(HOST_JUDGE)), "name": "judge"})
+    # Scored in this process: a class of this test module cannot be imported by a worker process.
+    judge = verl_wraps({"path": str(reward_file(HOST_JUDGE)), "name": "judge", **LOCAL})
     first = kind("first")
     address = id(first)
     assert naive_call(functools.partial(judge, reward_model_tokenizer=first))["tokenizer"] == "first"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import mmap
 import os
+import pickle
 import select
 import signal
 import sys
@@ -130,7 +131,9 @@ def _start_worker(spec: RewardSpec, limits: Limits) -> _Worker:
     os.set_blocking(requests_w, False)
     os.set_blocking(replies_r, False)
     worker = _Worker(process, requests_w, FrameReader(replies_r), block)
-    setup = {"spec": spec, "limits": limits, "sys_path": list(sys.path)}
+    # The reward travels pickled inside the set-up, read once sys.path is the host's:
+    # its kwargs may hold objects of modules only that path finds (a host's tokenizer).
+    setup = {"sys_path": list(sys.path), "reward": pickle.dumps((spec, limits), pickle.HIGHEST_PROTOCOL)}
     try:
         send_frame(requests_w, frame(setup), SEND_TIMEOUT_S)
     except ChannelError:

@@ -10,7 +10,8 @@ process cannot answer. User code runs on a thread of its own, never the main
 thread, so a reward's own ``KeyboardInterrupt`` is its sample's failure
 (:func:`~verl_rewards.errors.is_host_interrupt`), as on every executor.
 
-Messages, host to worker: ``{"spec", "limits", "sys_path"}`` once, then
+Messages, host to worker: ``{"sys_path", "reward"}`` once (``reward``: the pickled
+spec and limits, loaded once ``sys.path`` is set), then
 ``("score", samples, first_index, precise)`` per chunk and ``("close",)``.
 Worker to host: ``("ready", {"pid", "timeout_s"})`` or ``("error", exception)``
 once, then per chunk ``("piece", Piece)``... until its samples are all sent (the
@@ -65,8 +66,13 @@ def _serve(requests: int, replies: int, progress: SharedProgress) -> None:
     except ChannelError:
         return
     sys.path[:] = setup["sys_path"]
-    spec: RewardSpec = setup["spec"]
-    limits: Limits = setup["limits"]
+    try:
+        spec, limits = pickle.loads(setup["reward"])
+    except Exception as e:  # a kwarg of a class this process cannot import
+        write_frame(replies, ("error", ExecutorError(
+            f"a reward worker process cannot receive the reward: {type(e).__name__}: {e}; its kwargs "
+            f"must be importable in a fresh process (or use reward.executor=local)"[:2000])))
+        return
     loaded = _ready(spec, limits, replies)
     if loaded is None:
         return
