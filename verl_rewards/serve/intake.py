@@ -128,13 +128,19 @@ async def _read_body(request: web.Request, limit: int) -> bytearray:
 
 
 def deeper_than(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests objects or arrays more than ``limit`` deep (iterative:
-    the check itself cannot overflow the stack)."""
-    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
-    while stack:
-        item, depth = stack.pop()
+    """Whether ``value`` (JSON data as :func:`json.loads` gives it) nests objects or
+    arrays more than ``limit`` deep. Iterative, so the check itself cannot overflow the
+    stack, and level by level with exact type tests: it runs over every request body."""
+    level = [value] if type(value) is dict or type(value) is list else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > limit:
             return True
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+        inner = []
+        for item in level:
+            for child in item.values() if type(item) is dict else item:
+                if type(child) is dict or type(child) is list:
+                    inner.append(child)
+        level = inner
     return False
