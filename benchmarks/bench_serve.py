@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import queue
 import signal
@@ -335,7 +336,10 @@ def post(path: str, payload: Any = None, headers: str = "") -> bytes:
     """A keep-alive POST's bytes (``headers``: extra ``Name: value\\r\\n`` lines)."""
     import json
 
-    body = b"" if payload is None else json.dumps(payload).encode()
+    return post_raw(path, b"" if payload is None else json.dumps(payload).encode(), headers)
+
+
+def post_raw(path: str, body: bytes, headers: str = "") -> bytes:
     return (f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n{headers}\r\n").encode() + body
 
@@ -354,13 +358,18 @@ def native_item(samples: int) -> Any:
     return item
 
 
+SESSION_IDS = itertools.count()
+RUN = os.urandom(6).hex()  # session ids unique across runs against one server
+CREATE = b'{"split": "train", "index": 0}'
+SUBMIT = b'{"name": "submit", "input": {"answer": "#### 72"}}'
+
+
 async def episode(conn: Connection) -> None:
     """One ORS episode: create a session, submit one answer, delete the session."""
-    sid = f"X-Session-ID: {os.urandom(12).hex()}\r\n"
-    ok(*await conn.request(post("/create", {"split": "train", "index": 0}, sid)), b'"sid"')
-    ok(*await conn.request(post("/call", {"name": "submit", "input": {"answer": "#### 72"}}, sid)),
-       b'"reward":1.0')
-    ok(*await conn.request(post("/delete", None, sid)), b'"sid"')
+    sid = f"X-Session-ID: {RUN}-{next(SESSION_IDS)}\r\n"
+    ok(*await conn.request(post_raw("/create", CREATE, sid)), b'"sid"')
+    ok(*await conn.request(post_raw("/call", SUBMIT, sid)), b'"reward":1.0')
+    ok(*await conn.request(post_raw("/delete", b"", sid)), b'"sid"')
 
 
 def group_item(size: int) -> Any:
@@ -371,7 +380,7 @@ def group_item(size: int) -> Any:
     async def item(conn: Connection) -> None:
         raw = sessions.get(id(conn))
         if raw is None:
-            sid = f"X-Session-ID: group-{os.urandom(12).hex()}\r\n"
+            sid = f"X-Session-ID: group-{RUN}-{next(SESSION_IDS)}\r\n"
             ok(*await conn.request(post("/create", {"split": "train", "index": 0}, sid)), b'"sid"')
             raw = sessions[id(conn)] = post("/score_group", body, sid)
         ok(*await conn.request(raw), b"event: end")

@@ -5,17 +5,19 @@ Serialising those models costs more than scoring a sample: their ``Sequence`` an
 ``Mapping`` fields go through Python callbacks in pydantic. A tool's successful output
 made of text blocks (``submit``'s, every time) is written here field by field, in the
 model's field order; any other output (an error, other block types) by the model.
-Group scores are plain data from the start (:func:`..environment.group_scores`).
+So is ``score_group``'s answer, one template per candidate scored ``ok``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from openreward.environments import TextBlock
 from openreward.environments.types import RunToolOutput, RunToolSuccess
 
+from ...results import BatchResult
 from ...wire import plain
 
 COMPACT = (",", ":")  # the models' own JSON has no spaces
@@ -41,7 +43,18 @@ def tool_answer(output: RunToolOutput) -> str:
                                              "reward": out.reward, "finished": out.finished}})
 
 
-def group_answer(scores: list[dict[str, Any]]) -> str:
-    """``score_group``'s answer (``ScoreGroupOutput``) for scores with ``GroupScore``'s
-    fields."""
-    return json_text({"scores": scores})
+def group_answer(result: BatchResult) -> str:
+    """``score_group``'s answer (``ScoreGroupOutput``): one ``GroupScore`` per sample of
+    ``result``, as :func:`json_text` writes :func:`..environment.group_scores`. A sample
+    scored ``ok`` (the common case) is written from a template: ``json`` writes a finite
+    float as its ``repr``, and its metadata is always the same."""
+    parts = []
+    for score, status, error in zip(result.scores, result.statuses, result.errors):
+        if status == "ok" and error is None and math.isfinite(score):
+            parts.append(f'{{"reward":{float(score)!r}{_OK_METADATA}')
+        else:
+            parts.append(json_text({"reward": float(score), "metadata": {"status": status, "error": error}}))
+    return f'{{"scores":[{",".join(parts)}]}}'
+
+
+_OK_METADATA = ',"metadata":{"status":"ok","error":null}}'

@@ -9,6 +9,11 @@ from the JSON here: :func:`plain_answers` accepts a request only when every fiel
 ``ScoreGroup`` accepts, with the type it requires; anything else (other block types,
 unknown fields, a wrong type) goes through the model, which accepts it or names what is
 wrong exactly as before.
+
+The request's depth is checked in the same walk (the service refuses JSON nested
+deeper than its limit): only the ``metadata`` and ``detail`` objects, whose depth the
+format leaves open, are walked for it; a body the walk does not accept is checked as
+a whole by the route before the model sees it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from openreward.environments.types import ScoreGroup
+
+from ..intake import deeper_than
 
 ROLES = frozenset({"system", "user", "assistant"})  # a text block is valid in each
 REQUEST_KEYS = frozenset({"candidates", "task_id"})
@@ -32,63 +39,69 @@ class GroupRequest(NamedTuple):
     task_id: str | None
 
 
-def group_request(body: Any) -> GroupRequest:
-    """The request's answers and ``task_id``; ``pydantic.ValidationError`` (from the
-    package's model) when the body is not a valid ``ScoreGroup``."""
-    plain = plain_answers(body)
-    if plain is not None:
-        return plain
+def model_request(body: Any) -> GroupRequest:
+    """The request read by the package's model; ``pydantic.ValidationError`` when it is
+    not a valid ``ScoreGroup``."""
     model = ScoreGroup.model_validate(body)
     return GroupRequest([final_text(c.messages) for c in model.candidates], model.task_id)
 
 
-def plain_answers(body: Any) -> GroupRequest | None:
+def plain_answers(body: Any, max_depth: int) -> GroupRequest | None:
     """The answers of a request whose candidates hold only text blocks, every field of
-    the type ``ScoreGroup`` requires; ``None`` for any other body (the model decides)."""
+    the type ``ScoreGroup`` requires and nothing nested deeper than ``max_depth``
+    (checked in the same walk: the request's own levels are fixed, only ``metadata`` and
+    ``detail`` objects are walked for it); ``None`` for any other body."""
     if type(body) is not dict or not body.keys() <= REQUEST_KEYS:
         return None
     candidates, task_id = body.get("candidates"), body.get("task_id")
     if type(candidates) is not list or not (task_id is None or type(task_id) is str):
         return None
     answers = []
-    for candidate in candidates:
-        if (type(candidate) is not dict or not candidate.keys() <= CANDIDATE_KEYS
-                or not _object_or_none(candidate.get("metadata"))):
+    for candidate in candidates:  # at depth 3
+        if type(candidate) is not dict or not candidate.keys() <= CANDIDATE_KEYS:
             return None
-        answer = _last_assistant_text(candidate.get("messages"))
+        metadata = candidate.get("metadata")
+        if metadata is not None and not _plain_object(metadata, max_depth - 3):
+            return None
+        answer = _last_assistant_text(candidate.get("messages"), max_depth)
         if answer is None:
             return None
         answers.append(answer)
     return GroupRequest(answers, task_id)
 
 
-def _last_assistant_text(messages: Any) -> str | None:
-    """The text of the last assistant message, ``""`` when there is none; ``None`` when
-    a message is not one of text blocks only."""
+def _last_assistant_text(messages: Any, max_depth: int) -> str | None:
+    """The text of the last assistant message (messages at depth 4), ``""`` when there is
+    none; ``None`` when a message is not one of text blocks only. (The ``is None`` tests
+    before each :func:`_plain_object` only spare a call: this runs for every message.)"""
     if type(messages) is not list:
         return None
     answer = ""
-    for message in messages:
-        if (type(message) is not dict or not message.keys() <= MESSAGE_KEYS
-                or not _object_or_none(message.get("detail"))):
+    for message in messages:  # at depth 5
+        if type(message) is not dict or not message.keys() <= MESSAGE_KEYS:
             return None
-        role, blocks = message.get("role"), message.get("blocks")
-        if type(role) is not str or role not in ROLES or type(blocks) is not list:
+        role, blocks, detail = message.get("role"), message.get("blocks"), message.get("detail")
+        if (type(role) is not str or role not in ROLES or type(blocks) is not list
+                or (detail is not None and not _plain_object(detail, max_depth - 5))):
             return None
         texts = []
-        for block in blocks:
-            if (type(block) is not dict or block.get("type") != "text" or not block.keys() <= TEXT_BLOCK_KEYS
-                    or type(block.get("text")) is not str or not _object_or_none(block.get("detail"))):
+        for block in blocks:  # at depth 7
+            if type(block) is not dict or block.get("type") != "text" or not block.keys() <= TEXT_BLOCK_KEYS:
                 return None
-            texts.append(block["text"])
+            text, detail = block.get("text"), block.get("detail")
+            if type(text) is not str or (detail is not None and not _plain_object(detail, max_depth - 7)):
+                return None
+            texts.append(text)
         if role == "assistant":
             answer = "".join(texts)
     return answer
 
 
-def _object_or_none(value: Any) -> bool:
-    # A JSON object is always a valid JSONObject: its keys are text, its values JSON.
-    return value is None or type(value) is dict
+def _plain_object(value: Any, max_depth: int) -> bool:
+    """Whether ``value`` (a ``detail`` or ``metadata``) is null, or an object nested at
+    most ``max_depth`` deep. A JSON object is always a valid ``JSONObject``: its keys are
+    text, its values JSON."""
+    return value is None or (type(value) is dict and not deeper_than(value, max_depth))
 
 
 def final_text(messages: Sequence[Any]) -> str:

@@ -118,15 +118,17 @@ class RewardEnvironment(Environment):  # type: ignore[misc]  # openreward ships 
     async def score_group(self, candidates: Sequence[GroupCandidate]) -> list[GroupScore]:
         """Score a group of completions of this session's task as one batch (each
         candidate's answer: the text of its last assistant message)."""
-        scores = await self.score_answers([final_text(c.messages) for c in candidates])
-        return [GroupScore(**score) for score in scores]
+        result = await self.score_answers([final_text(c.messages) for c in candidates])
+        return [GroupScore(**score) for score in group_scores(result)]
 
-    async def score_answers(self, answers: Sequence[str]) -> list[dict[str, Any]]:
-        """:meth:`score_group` for the candidates' answers: one batch on the queue, each
-        answer's ``GroupScore`` fields (``reward``, ``metadata``) as plain data."""
+    async def score_answers(self, answers: Sequence[str]) -> BatchResult:
+        """:meth:`score_group` for the candidates' answers: one batch on the queue; its
+        result, or the error :func:`check_group` raises."""
         pending = type(self).submit_samples([self.task.sample(answer) for answer in answers])
         _queued()
-        return group_scores(await pending, self.on_error)
+        result = await pending
+        check_group(result, self.on_error)
+        return result
 
 
 def resolve_tool_hints(cls: type[RewardEnvironment]) -> None:
@@ -178,14 +180,18 @@ def tool_output(result: BatchResult, on_error: OnError, split: str, index: int) 
                                       reward=reward, finished=True)
 
 
-def group_scores(result: BatchResult, on_error: OnError) -> list[dict[str, Any]]:
-    """``score_group``'s scores, one per candidate: ``GroupScore``'s fields as plain data.
-    ``GroupScore.reward`` cannot be left empty, so under ``on_error: skip`` a group with a
-    failed candidate is an error naming it (the protocol's rule: never a fabricated score)."""
+def check_group(result: BatchResult, on_error: OnError) -> None:
+    """``GroupScore.reward`` cannot be left empty, so under ``on_error: skip`` a group with
+    a failed candidate is an error naming it (the protocol's rule: never a fabricated
+    score)."""
     failed = [i for i, ok in enumerate(result.trainable) if not ok]
     if failed and on_error == "skip":
         i = failed[0]
         raise ValueError(f"candidate {i} was not scored ({result.statuses[i]}: {result.errors[i]}); "
                          f"under on_error: skip a group score cannot leave it out")
+
+
+def group_scores(result: BatchResult) -> list[dict[str, Any]]:
+    """``score_group``'s scores, one per candidate: ``GroupScore``'s fields as plain data."""
     return [{"reward": float(score), "metadata": {"status": status, "error": error}}
             for score, status, error in zip(result.scores, result.statuses, result.errors)]

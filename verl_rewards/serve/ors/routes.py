@@ -15,6 +15,7 @@ stream.
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, NamedTuple, TypeVar
@@ -33,9 +34,19 @@ from pydantic import BaseModel, ValidationError
 from ... import __version__
 from ...config import OnError
 from ...errors import BadRequest, ServiceStopping
-from ..intake import DRAINING, METRICS, ORS_INFO, SETTINGS, admit, read_json, submit_samples
+from ..intake import (
+    DRAINING,
+    MAX_JSON_DEPTH,
+    METRICS,
+    ORS_INFO,
+    SETTINGS,
+    admit,
+    check_depth,
+    read_json,
+    submit_samples,
+)
 from .answers import group_answer, tool_answer
-from .candidates import group_request
+from .candidates import GroupRequest, model_request, plain_answers
 from .environment import QUEUED, RewardEnvironment, environment_class
 from .sessions import Session, Sessions
 from .sse import PING_S, one_event, stream
@@ -293,7 +304,7 @@ async def _call(request: web.Request) -> web.StreamResponse:
 
 async def _score_group(request: web.Request) -> web.StreamResponse:
     session = _session(request)
-    group = _parsed(await _json_body(request), group_request, "score_group")
+    group = await _group_body(request)
     if group.task_id is not None:
         return await _resume(request, session, group.task_id)
 
@@ -301,6 +312,19 @@ async def _score_group(request: web.Request) -> web.StreamResponse:
         return group_answer(await session.env.score_answers(group.answers))
 
     return await _stream_new(request, session, run)
+
+
+async def _group_body(request: web.Request) -> GroupRequest:
+    """``score_group``'s request: read straight from its JSON when it is plain, else by the
+    package's model; its depth checked either way (in the plain walk, or here)."""
+    with admit(request) as held:
+        body = await read_json(request, held, allow_empty=True, depth_checked_by_caller=True)
+    body = {} if body is None else body
+    plain = plain_answers(body, MAX_JSON_DEPTH)
+    if plain is not None:
+        return plain
+    check_depth(body)
+    return _parsed(body, model_request, "score_group")
 
 
 async def _resume(request: web.Request, session: Session, task_id: str) -> web.StreamResponse:
@@ -313,9 +337,17 @@ async def _resume(request: web.Request, session: Session, task_id: str) -> web.S
 async def _stream_new(request: web.Request, session: Session,
                       run: Callable[[], Coroutine[Any, Any, str]]) -> web.StreamResponse:
     work = await _started(run)
-    task_id = uuid.uuid4().hex
+    task_id = _call_id()
     session.remember(task_id, work)
     return await stream(request, task_id, work)
+
+
+def _call_id() -> str:
+    """A call's ``task_id``: 128 random bits, from Python's generator. It names a call
+    only within its session (which the client names too), so it need not be secret, and
+    ``uuid4``'s ``os.urandom`` releases the GIL: with the scoring thread busy, each
+    call's event loop then waited out a switch interval (5 ms) to get it back."""
+    return f"{random.getrandbits(128):032x}"
 
 
 async def _started(run: Callable[[], Coroutine[Any, Any, str]]) -> asyncio.Future[str]:
