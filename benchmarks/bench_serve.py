@@ -12,10 +12,12 @@
    process's Ray session. Aim: >= 0.85x its samples/s.
 3. The Open Reward Standard routes (``serve --tasks``) next to the native ``/v1/score``
    on the same service and plugin (gsm8k, local executor), 64 keep-alive clients:
-   single answers (an episode: ``/create``, ``/call`` submit, ``/delete``; the call's
-   latency, episodes/s) vs one-sample ``/v1/score`` requests, aim >= 0.5x; and
-   256-candidate ``score_group`` calls vs 256-sample ``/v1/score`` requests (2 clients),
-   aim: the same samples/s.
+   single answers (an episode: ``/create``, ``/call`` submit, ``/delete``; episodes/s)
+   vs one-sample ``/v1/score`` requests, aim >= 0.5x; and 256-candidate ``score_group``
+   calls vs 256-sample ``/v1/score`` requests (2 clients), aim: the same samples/s.
+   With each side the server's CPU time per item (from /proc), and where it goes: a
+   minimal POST, a session without its call, and the request-side stages of a
+   256-sample call on each route, timed in this process.
 
 Prints requests/s or samples/s with p50/p99 latency for each side, and the ratio;
 the sides alternate over a few rounds, so a busy machine's noise falls on both.
@@ -453,12 +455,27 @@ def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+SEED = post_raw("/seed_session", b"{}")
+
+
+async def minimal_post(conn: Connection) -> None:
+    """The cheapest POST with a body: NeMo-Gym's ``/seed_session`` (read, parsed, ``{}``)."""
+    ok(*await conn.request(SEED), b"{}")
+
+
+async def create_delete(conn: Connection) -> None:
+    """An episode without its call: what a session costs."""
+    sid = f"X-Session-ID: {RUN}-{next(SESSION_IDS)}\r\n"
+    ok(*await conn.request(post_raw("/create", CREATE, sid)), b'"sid"')
+    ok(*await conn.request(post_raw("/delete", b"", sid)), b'"sid"')
+
+
 def part_ors(seconds: float, clients: int, batch: int, batch_clients: int, rounds: int) -> float:
     import json
     import tempfile
 
-    sides = {"native 1": native_item(1), "ors episode": episode,
-             "native group": native_item(batch), "ors group": group_item(batch)}
+    sides = {"native 1": native_item(1), "ors episode": episode, "create+delete": create_delete,
+             "minimal POST": minimal_post, "native group": native_item(batch), "ors group": group_item(batch)}
     results: dict[str, list[Round]] = {name: [] for name in sides}
     loads = [load_average()]
     with tempfile.TemporaryDirectory() as tmp:
@@ -484,12 +501,67 @@ def part_ors(seconds: float, clients: int, batch: int, batch_clients: int, round
     print(ors_line("ORS episodes: create+submit+delete", results["ors episode"], 1, "ep"))
     ratio = median_ratio(results["ors episode"], results["native 1"])
     print(f"  ratio {ratio:.2f}x (aim >= 0.5x; latency: the whole episode's)")
+    cpu = {name: statistics.median(r.server_cpu_ms for r in rounds_) for name, rounds_ in results.items()}
+    print(f"  where an episode's server CPU goes: a minimal POST (/seed_session {{}}) {cpu['minimal POST']:.2f} ms; "
+          f"/create + /delete {cpu['create+delete']:.2f} ms; so /call about "
+          f"{cpu['ors episode'] - cpu['create+delete']:.2f} ms, against {cpu['native 1']:.2f} ms for a "
+          f"one-sample /v1/score")
     print(ors_line(f"/v1/score, {batch} samples ({batch_clients} clients)", results["native group"],
                    batch, "sample"))
     print(ors_line(f"ORS score_group, {batch} candidates", results["ors group"], batch, "sample"))
     print(f"  ratio {median_ratio(results['ors group'], results['native group']):.2f}x "
           f"(aim: the same samples/s)")
+    stage_profile(batch)
     return ratio
+
+
+def stage_profile(batch: int, repeat: int = 50) -> None:
+    """The request-side stages of a ``batch``-sample call on each route, timed in this
+    process (CPU time, best of 7): what differs between them besides the scoring."""
+    import json
+
+    os.environ.setdefault("OPENREWARD_LOG_LEVEL", "CRITICAL")  # openreward logs every call
+    from verl_rewards.results import BatchResult, Provenance
+    from verl_rewards.serve.intake import MAX_JSON_DEPTH, deeper_than
+    from verl_rewards.serve.ors.answers import group_answer
+    from verl_rewards.serve.ors.candidates import plain_answers
+    from verl_rewards.serve.ors.sse import event, result_events
+    from verl_rewards.serve.ors.tasks import Task
+    from verl_rewards.serve.protocols import parse_native
+    from verl_rewards.wire import dumps, result_to_json
+
+    native_raw = json.dumps({"samples": [GSM8K_ROW] * batch}).encode()
+    group_raw = json.dumps({"candidates": [CANDIDATE] * batch}).encode()
+    native_body, group_body = json.loads(native_raw), json.loads(group_raw)
+    task = Task("openai/gsm8k", "What is 6*12?", "72")
+    result = BatchResult([1.0] * batch, [None] * batch, ["ok"] * batch,
+                         {"acc": [True] * batch, "pred": ["72"] * batch}, Provenance("plugin", "gsm8k", "gsm8k"))
+
+    def best_us(fn: Any) -> float:
+        times = []
+        for _ in range(7):
+            began = time.process_time()
+            for _ in range(repeat):
+                fn()
+            times.append((time.process_time() - began) / repeat)
+        return min(times) * 1e6
+
+    def group_samples() -> Any:
+        found = plain_answers(group_body, MAX_JSON_DEPTH)
+        assert found is not None
+        return task.samples(found.answers)
+
+    stages = [
+        ("JSON parse", best_us(lambda: json.loads(native_raw)), best_us(lambda: json.loads(group_raw))),
+        ("depth check, fields, samples",
+         best_us(lambda: (deeper_than(native_body, MAX_JSON_DEPTH), parse_native(native_body, None))),
+         best_us(group_samples)),
+        ("the answer", best_us(lambda: dumps(result_to_json(result))),
+         best_us(lambda: event("task_id", "0" * 32) + result_events(group_answer(result)))),
+    ]
+    print(f"  request-side stages of a {batch}-sample call, in this process (us, best of 7): "
+          + "; ".join(f"{name} {n:.0f} vs {g:.0f}" for name, n, g in stages)
+          + " (/v1/score vs score_group)")
 
 
 def main() -> None:

@@ -33,6 +33,11 @@ def test_a_verl_row_and_a_flat_row_become_tasks():
     assert task_from_row(VERL_ROW).sample("#### 72").solution_str == "#### 72"
 
 
+def test_a_groups_samples_are_the_tasks_sample_of_each_answer():
+    task = task_from_row(VERL_ROW)
+    assert task.samples(["#### 72", "", "x"]) == [task.sample(a) for a in ["#### 72", "", "x"]]
+
+
 @pytest.mark.parametrize(("row", "message"), [
     ({"prompt": "Q", "ground_truth": 1}, "missing data_source"),
     ({"data_source": "d", "prompt": "Q"}, r"missing ground_truth \(or reward_model.ground_truth\)"),

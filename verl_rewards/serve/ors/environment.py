@@ -124,7 +124,7 @@ class RewardEnvironment(Environment):  # type: ignore[misc]  # openreward ships 
     async def score_answers(self, answers: Sequence[str]) -> BatchResult:
         """:meth:`score_group` for the candidates' answers: one batch on the queue; its
         result, or the error :func:`check_group` raises."""
-        pending = type(self).submit_samples([self.task.sample(answer) for answer in answers])
+        pending = type(self).submit_samples(self.task.samples(answers))
         _queued()
         result = await pending
         check_group(result, self.on_error)
