@@ -160,6 +160,28 @@ class ExecutorError(VerlRewardsError):
     """The executor itself failed (could not start workers, was closed, ...)."""
 
 
+# -- child processes (verl_rewards.child) ------------------------------------
+
+
+class ChildError(VerlRewardsError):
+    """A request to a :class:`~verl_rewards.child.JsonLineWorker` got no reply: ``reason``
+    says why (``late``, ``died``, ``silent``, ``oversized``, ``garbled``, ``raised``,
+    ``cancelled``); the child, unless the handler only raised, was killed and is replaced.
+
+    ``starting``: it happened while a child started. ``returncode`` and ``last_words``
+    (the end of its stderr) are set when it died."""
+
+    def __init__(self, worker: str, reason: str, detail: str, returncode: int | None = None,
+                 last_words: str = "", starting: bool = False) -> None:
+        self.worker = worker
+        self.reason = reason
+        self.detail = detail
+        self.returncode = returncode
+        self.last_words = last_words
+        self.starting = starting
+        super().__init__(f"{worker}: {reason}: {detail}")
+
+
 # -- the reward service (verl-rewards serve) ---------------------------------
 
 

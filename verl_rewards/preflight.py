@@ -2,8 +2,10 @@
 
 Each reward is imported here (never instantiated or called) and described
 once (:class:`~verl_rewards._inspect.RewardInfo`); its ``reward.kwargs`` are
-checked against that record: names, and the types of values whose
-parameter has a simple annotation or default (bool, int, float, str). A
+checked against that record: names (a misspelt one with its close matches),
+the types of values whose parameter has a simple annotation or default
+(bool, int, float, str), and the values a ``Literal[...]`` annotation
+allows (``method: Literal["strict", "flexible"]``). A
 plugin that does not import here fails here, before Ray starts, unless the
 config says the workers have what the driver lacks (``workers_only``, or
 ``ship_package`` for a dependency missing here).
@@ -12,6 +14,8 @@ config says the workers have what the driver lacks (``workers_only``, or
 from __future__ import annotations
 
 import copy
+import re
+from collections.abc import Callable
 
 from ._inspect import RewardInfo, composite
 from .config import RewardConfig
@@ -49,14 +53,33 @@ def check_ref(ref: RewardRef, config: RewardConfig | None = None,
     unknown = info.unaccepted(ref.kwargs)
     if unknown:
         listing = ", ".join(info.accepted_kwargs) if info.accepted_kwargs else "none"
+        close = {k: m[0] for k in unknown if (m := info.close_kwargs(k))}
+        if len(unknown) == 1:
+            hint = "".join(f" (did you mean {m!r}?)" for m in close.values())
+        else:
+            hint = f" (did you mean {', '.join(f'{m!r} for {k!r}' for k, m in close.items())}?)" if close else ""
         raise RewardKwargsError(
             f"{key} {', '.join(repr(k) for k in unknown)} not accepted by reward "
-            f"{ref.display_name}; it accepts: {listing}"
+            f"{ref.display_name}; it accepts: {listing}{hint}"
         )
     wrong = info.mistyped(ref.kwargs)
     if wrong:
         raise RewardKwargsError(f"{key} of reward {ref.display_name}: {'; '.join(wrong)}")
     return info
+
+
+_KWARGS_KEY = re.compile(r"^reward\.(?:rewards\.(?P<component>\S+?)\.)?kwargs\b")
+
+
+def rekeyed(error: RewardKwargsError, key: Callable[[str | None], str]) -> RewardKwargsError:
+    """``error`` naming the kwargs as its caller wrote them (``key(component)``: a
+    composite's component, or None) instead of the config key ``reward.kwargs`` (an
+    adapter's own argument, e.g. TRL's ``kwargs=``)."""
+    text = str(error)
+    found = _KWARGS_KEY.match(text)
+    if found is None:
+        return error
+    return RewardKwargsError(key(found["component"]) + text[found.end():])
 
 
 def _left_to_workers(error: PluginLoadError, config: RewardConfig | None) -> bool:

@@ -13,7 +13,7 @@ import pytest
 import verl_rewards_testkit.shapes as shapes
 
 import verl_rewards.integrations.trl as adapter
-from verl_rewards.errors import ConfigError, PluginNotFoundError, RewardError
+from verl_rewards.errors import ConfigError, PluginNotFoundError, RewardError, RewardKwargsError
 from verl_rewards.integrations.trl import (
     AsyncPluginReward,
     PluginReward,
@@ -284,3 +284,17 @@ def test_on_error_skip_returns_none_for_a_failed_sample_and_logs_the_failed_frac
                 log_metric=lambda name, value: metrics.append((name, value)))
     assert scores == [1.0, None, 1.0]
     assert metrics == [("rewards/faulty/failed", 1 / 3), ("rewards/faulty/skipped", 1 / 3)]
+
+
+@pytest.mark.parametrize(("call", "start"), [
+    (lambda: reward_func("exact_match", kwargs={"bonsu": 1.0}), "kwargs= 'bonsu' not accepted by reward exact_match"),
+    (lambda: reward_func("exact_match", kwargs={"bonus": "x"}), "kwargs= of reward exact_match"),
+    (lambda: reward_func(reward={"plugin": "exact_match", "kwargs": {"bonsu": 1}}),
+     "reward['kwargs'] 'bonsu' not accepted by reward exact_match"),
+    (lambda: reward_func(reward={"rewards": {"em": {"plugin": "exact_match", "kwargs": {"bonsu": 1}}}}),
+     "reward['rewards']['em']['kwargs'] 'bonsu' not accepted by reward exact_match"),
+])
+def test_kwarg_errors_name_reward_funcs_own_arguments(call, start):
+    with pytest.raises(RewardKwargsError) as raised:
+        call()
+    assert str(raised.value).startswith(start) and "reward.kwargs" not in str(raised.value)

@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         _say(plan, *score_report.summary(scorer, tally, label(plan.target, "output")))
         if verbose:
             score_report.show_error_sources(scorer, tally)
+            score_report.show_explanations(tally)
         if tally.all_failed:
             print(f"verl-rewards: error: {score_report.all_failed(tally)}", file=sys.stderr)
             return EXIT_FAILURE

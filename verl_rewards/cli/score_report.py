@@ -1,5 +1,6 @@
 """What ``verl-rewards score`` says when a run ends: the summary, the all-failed
-error, and with ``--verbose`` each distinct error's line in the reward's code."""
+error, and with ``--verbose`` each distinct error's line in the reward's code and
+the first rows' ``explanation`` (a reward's own words on a sample's score)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,16 @@ def show_error_sources(scorer: Scorer, tally: Tally) -> None:
         if frame is not None:
             for line in format_frames([frame]):
                 print(line, file=sys.stderr)
+
+
+def show_explanations(tally: Tally, limit: int = 2000) -> None:
+    """--verbose: the ``explanation`` a reward gave for the first rows that have one
+    (code_exec: why a test did not pass), each cut to ``limit`` characters."""
+    for row, text in tally.explanations:
+        shown = text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+        print(f"row {row}: explanation:", file=sys.stderr)
+        for line in shown.splitlines():
+            print(f"  {line}", file=sys.stderr)
 
 
 def register_file_sources(spec: object) -> None:
