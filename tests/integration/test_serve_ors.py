@@ -298,6 +298,7 @@ def test_score_group_reads_rich_candidates_with_the_package_model_and_refuses_de
     bad = {"messages": [{"role": "assistant", "blocks": [{"type": "text", "text": 7}]}]}
     status, _, body = call(server, "POST", "/gsm8k/score_group", {"candidates": [plain, bad]}, headers=h)
     assert status == 422 and body["detail"].startswith("the score_group request: candidates.1.messages.0.blocks")
+    assert call(server, "POST", "/delete", headers=h)[0] == 200  # its place, for the tests after (--max-sessions 6)
 
 
 def _metric(server: Server, name: str) -> float:
