@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import importlib.util
 import inspect
 import os
 import pickle
 import re
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -207,6 +209,67 @@ def test_reward_router_kwargs_reach_only_plugins_that_take_them(reward_file):
     assert naive_call(functools.partial(judge, **host))["router"] == "10.0.0.1:8000"
     plain = verl_wraps({"plugin": "exact_match"})
     assert naive_call(functools.partial(plain, **host))["score"] == 1.0
+
+
+HOST_JUDGE = '''
+    def judge(data_source, solution_str, ground_truth, extra_info=None,
+              reward_router_address=None, reward_model_tokenizer=None):
+        return {"score": 1.0, "router": reward_router_address,
+                "tokenizer": getattr(reward_model_tokenizer, "name", None)}
+'''
+
+
+class Tokenizer:
+    """What verl passes as reward_model_tokenizer: an object hashed by identity."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+class UnhashableTokenizer(Tokenizer):
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other):
+        return isinstance(other, Tokenizer) and other.name == self.name
+
+
+def test_equal_host_values_share_one_scorer_whatever_object_carries_them(reward_file, monkeypatch):
+    builds = []
+    real = adapter._build
+    monkeypatch.setattr(adapter, "_build", lambda options, host: builds.append(dict(host)) or real(options, host))
+    judge = verl_wraps({"path": str(reward_file(HOST_JUDGE)), "name": "judge"})
+    for _ in range(3):  # a fresh, equal address string on each call
+        address = "".join(("10.0.0.1", ":8000"))
+        assert naive_call(functools.partial(judge, reward_router_address=address))["router"] == "10.0.0.1:8000"
+    assert builds == [{}, {"reward_router_address": "10.0.0.1:8000"}]
+
+
+@pytest.mark.parametrize("kind", [Tokenizer, UnhashableTokenizer])
+def test_a_host_object_is_held_by_its_key_so_no_other_object_can_take_its_address(kind):
+    tokenizer = kind("first")
+    alive, address = weakref.ref(tokenizer), id(tokenizer)
+    key = adapter._host_key(tokenizer)
+    del tokenizer
+    gc.collect()
+    assert alive() is not None and id(alive()) == address  # the key keeps it: no other object is there
+    assert key == adapter._host_key(alive()) and key != adapter._host_key(kind("first"))
+    del key
+    gc.collect()
+    assert alive() is None  # the key alone held it
+
+
+@pytest.mark.parametrize("kind", [Tokenizer, UnhashableTokenizer])
+def test_each_host_object_is_scored_with_its_own_scorer_after_the_first_is_dropped(reward_file, kind):
+    judge = verl_wraps({"path": str(reward_file(HOST_JUDGE)), "name": "judge"})
+    first = kind("first")
+    address = id(first)
+    assert naive_call(functools.partial(judge, reward_model_tokenizer=first))["tokenizer"] == "first"
+    del first
+    gc.collect()
+    others = [kind(f"t{i}") for i in range(2000)]  # objects of its size, made after it was dropped
+    assert address not in {id(o) for o in others}
+    assert [naive_call(functools.partial(judge, reward_model_tokenizer=o))["tokenizer"]
+            for o in others[-3:]] == ["t1997", "t1998", "t1999"]
 
 
 def test_compute_score_pickles_by_reference():
