@@ -10,6 +10,7 @@ pool, return 0.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import socket
@@ -95,6 +96,7 @@ async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], N
     stop = _stop_event()
     try:
         await runner.setup()  # starts the pool in the background (cleanup_ctx)
+        freeze_startup_objects()
         for sock in sockets:
             await web.SockSite(runner, sock).start()
         for address in runner.addresses:
@@ -116,6 +118,16 @@ async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], N
             sock.close()
     say("verl-rewards serve: stopped")
     return 0
+
+
+def freeze_startup_objects() -> None:
+    """Move what start-up created (modules, the reward, the application) out of the
+    garbage collector's reach. A process that imported the reward's and the protocols'
+    libraries holds hundreds of thousands of objects, and each full collection, which
+    the requests' own objects trigger now and then, walked them all: a pause of 100-250
+    ms for every request in flight. Start-up's own garbage is collected first."""
+    gc.collect()
+    gc.freeze()
 
 
 def ors_line(provenance: Provenance, tasks: TaskSet, url: str) -> str:
