@@ -46,6 +46,8 @@ def describe_pool(config: RewardConfig) -> str:
     """One line for /readyz and the start-up message."""
     if config.executor == "local":
         return "local executor (in the server process; development mode)"
+    if config.executor == "process":
+        return f"process executor, {config.num_workers} worker processes (this machine)"
     where = {"cluster": "the Ray cluster's shared pool", "job": "this job's shared pool"}.get(
         str(config.share_pool), "its own pool")
     return f"ray executor, {config.num_workers} workers ({where})"
@@ -53,11 +55,13 @@ def describe_pool(config: RewardConfig) -> str:
 
 def check_pool(settings: ServeSettings, config: RewardConfig) -> None:
     """Refuse pools the service cannot keep its promises on (docs/serve.md)."""
-    if config.executor != "local" or config.remote_url:
+    if config.executor == "ray" or config.remote_url:
         return
     if config.share_pool == "cluster":
-        raise ConfigError("--shared-pool needs reward.executor=ray (a local executor runs in "
-                          "this process and cannot be shared)")
+        raise ConfigError(f"--shared-pool needs reward.executor=ray (a {config.executor} executor "
+                          f"runs on this machine, for this process, and cannot be shared)")
+    if config.executor == "process":
+        return
     if not settings.dev:
         raise ConfigError(LOCAL_IN_PRODUCTION)
 
