@@ -36,7 +36,7 @@ def test_an_error_of_the_file_beside_other_overrides_is_placed_in_the_file(tmp_p
 def test_an_error_the_overrides_bring_is_placed_in_them(tmp_path):
     config = _config(tmp_path / "c.yaml", "plugin: exact_match")
     assert _error(config, "reward.executor=lcal") == (
-        f"reward.executor must be one of ray, local; got 'lcal' (from the overrides on config file {config})")
+        f"reward.executor must be one of ray, local, process; got 'lcal' (did you mean 'local'?) (from the overrides on config file {config})")
 
 
 def test_an_error_naming_a_path_that_starts_with_the_config_files_is_still_placed(tmp_path):
