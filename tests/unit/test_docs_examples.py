@@ -161,9 +161,7 @@ def test_readme_plugin_in_ten_lines_installs_and_passes_check(make_dist):
 
 @pytest.mark.ray
 def test_readme_scoring_from_python_runs_on_ray(ray_session):
-    samples = [{"data_source": "openai/gsm8k", "solution_str": "so #### 72", "ground_truth": "72"},
-               {"data_source": "openai/gsm8k", "solution_str": "so #### 71", "ground_truth": "72"}]
-    namespace = _run(_block("README.md", 1), "README.md[1]", {"samples": samples})
+    namespace = _run(_block("README.md", 1), "README.md[1]")  # it defines its own samples
     assert namespace["result"].scores == [1.0, 0.0]
 
 

@@ -187,3 +187,17 @@ def test_a_compile_stopped_at_its_limits_is_not_cached_for_the_next_sample() -> 
     before = CACHE.compiles
     assert compute_score("apps", response, TWO_TESTS)["test_statuses"] == "pass,fail"
     assert CACHE.compiles == before  # a compiler's own verdict is cached
+
+
+def test_the_language_kwarg_allows_each_fence_tag_and_is_checked_when_the_config_is_read() -> None:
+    import typing
+
+    from verl_rewards_code.code_exec import Language
+
+    from verl_rewards import Scorer
+    from verl_rewards.errors import RewardKwargsError
+
+    assert set(typing.get_args(Language)) == set(languages.TAGS)
+    with pytest.raises(RewardKwargsError, match="'language' must be one of 'python', .*, not 'Pyhton' "
+                                                r"\(did you mean 'python'\?\)"):
+        Scorer.from_config({"plugin": "code_exec", "kwargs": {"language": "Pyhton"}})

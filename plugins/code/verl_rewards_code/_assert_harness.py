@@ -179,6 +179,9 @@ def _send(stream: IO[bytes], record: Any) -> None:
 
 def _program_process(start: dict[str, Any], requests: int, replies: int) -> None:
     """Run the program, then answer the harness's requests until it closes the pipe (never returns)."""
+    # verl_rewards.child's reply channel (fd 1 to stderr, replies on a private fd), written
+    # again here on purpose: this file is the sandboxed program itself (sent as its source,
+    # run in the sandbox's minimal root), so it imports the standard library only.
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)

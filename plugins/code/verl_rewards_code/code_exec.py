@@ -8,7 +8,7 @@ import math
 import os
 import time
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from verl_rewards.limits import DECLARED, time_left
 from verl_rewards.metadata import Example, RewardMeta, metadata_of, reward
@@ -21,6 +21,10 @@ from .sandbox import Limits, Mode, Sandbox, languages
 from .sandbox.launch import STARTUP_GRACE_S
 from .schedule import run_in_order
 from .spec import ProgramTest, parse_problem
+
+# The `language` kwarg's values: a language's name or fence tag (``languages.TAGS``), so a
+# misspelt one is refused when the config is read, before any sample runs.
+Language = Literal["python", "py", "python3", "py3", "c", "cpp", "c++", "java", "javascript", "js", "rust", "rs"]
 
 _ADD = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 _SUB = "```python\na, b = map(int, input().split())\nprint(a - b)\n```"
@@ -74,7 +78,7 @@ def compute_score(
     time_budget_s: float | None = None,
     parallel_tests: int | None = None,
     compare: Compare = "tokens",
-    language: str | None = None,
+    language: Language | None = None,
     compile_timeout_s: float = 30.0,
     compile_memory_mb: int = 2048,
     explain: Explain = "first",
