@@ -355,12 +355,13 @@ def profile(runs: int) -> None:
             sessions = max(1, runs // per_session)
             for _ in range(sessions):
                 with sandbox.session() as session:
+                    runner_cpu = 0.0  # the session's runner serves every test: its CPU carries over
                     for index in range(per_session):
                         result = session.run(run.source, run.stdin, helper_processes=run.helper_processes)
                         assert result.ok, result
                         program_cpu.append(result.cpu_time_s or 0.0)
-                        if per_session == 1 or index > 0:
-                            _add_phases(table, result.profile)
+                        shown = table if per_session == 1 or index > 0 else {}
+                        runner_cpu = _add_phases(shown, result.profile, runner_cpu)
             phases.enable(False)
             count = sessions * per_session
             wall = (time.perf_counter() - started) / count * 1000
@@ -413,17 +414,24 @@ def bare_cpu(command: list[str], stdin: str, runs: int) -> float:
     return (used() - before) / runs * 1000
 
 
-def _add_phases(table: dict[str, list[tuple[float, float]]], entries: tuple[tuple[str, str, float, float], ...]) -> None:
-    """Each phase's wall time since the previous phase (any process) and its process's CPU since its previous mark."""
+def _add_phases(
+    table: dict[str, list[tuple[float, float]]], entries: tuple[tuple[str, str, float, float], ...], runner_cpu: float,
+) -> float:
+    """Each phase's wall time since the previous phase (any process) and its process's CPU since its previous mark.
+
+    A test's program process starts at 0 s of CPU; its runner at ``runner_cpu``, its CPU at the
+    session's previous test's last mark (0 for a new runner). Returns the runner's CPU at this
+    test's last mark."""
     events = sorted(entries, key=lambda entry: entry[2])
     if not events:
-        return
-    last_cpu: dict[str, float] = {}
+        return runner_cpu
+    last_cpu: dict[str, float] = {"runner": runner_cpu, "program": 0.0}
     previous = events[0][2]
     for process, name, at, cpu in events:
-        spent = cpu - last_cpu.get(process, 0.0 if process in ("runner", "program") else cpu)
+        spent = cpu - last_cpu.get(process, cpu)
         table.setdefault(f"{process}: {name}", []).append(((at - previous) * 1000, spent * 1000))
         last_cpu[process], previous = cpu, at
+    return last_cpu["runner"]
 
 
 # ------------------------------------------------------------------- main
