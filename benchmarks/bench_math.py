@@ -2,11 +2,15 @@
 
     python benchmarks/bench_math.py          # every case, each checker timed per case, interleaved
 
-Prints agreement with each source's expected verdicts for ``math_boxed`` and
-for math-verify alone (both sides boxed: ``verify(parse(\\boxed{gold}),
-parse(\\boxed{pred}))``), and the time per case (median, p95, max) of each.
-The symbolic child of math_boxed is started before timing starts; a case
-that times out includes the child's restart in the next case's time.
+Prints agreement with each source's expected verdicts on every case (the answer
+pairs of ``peer_cases.jsonl`` and Math-Verify's extraction cases of
+``peer_extraction_cases.jsonl``) for ``math_boxed`` with ``extract=boxed`` (a
+prediction without a box boxed whole, since that mode reads the box), with
+``extract=last_math`` (each prediction as written) and for math-verify alone
+(``verify(parse(gold), parse(pred))``, both as written), and the time per case
+(median, p95, max) of each. The symbolic child of math_boxed is started before
+timing starts; a case that times out includes the child's restart in the next
+case's time.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import collections
 import logging
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from math_verify import parse, verify
@@ -28,11 +34,17 @@ import peer_cases  # noqa: E402
 
 
 def math_verify_alone(gold: str, pred: str) -> bool:
-    """math-verify as users call it, both sides boxed."""
+    """math-verify as users call it on a response, both sides as written."""
     try:
-        return bool(verify(parse(peer_cases.as_response(gold)), parse(peer_cases.as_response(pred))))
+        return bool(verify(parse(gold), parse(pred)))
     except Exception:  # noqa: BLE001 - a crash is a "no", as in a reward
         return False
+
+
+def _timed(check: Callable[[], object]) -> tuple[bool, float]:
+    began = time.perf_counter()
+    verdict = bool(check())
+    return verdict, time.perf_counter() - began
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -44,32 +56,35 @@ def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     logging.getLogger("math_verify").setLevel(logging.CRITICAL)
     peer = peer_cases
-    cases = peer.load_cases()
+    cases = peer.load_all_cases()
     symbolic.ensure_started()
-    agree: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
-    ours_t, theirs_t = [], []
+    labels = ("extract=boxed", "extract=last_math", "math-verify alone")
+    agree: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0, 0])
+    times: list[list[float]] = [[], [], []]
     for case in cases:
-        began = time.perf_counter()
-        ours = compute_score("peer", peer.as_response(case["pred"]), case["gold"], **case.get("kwargs", {}))["acc"]
-        ours_t.append(time.perf_counter() - began)
-        began = time.perf_counter()
-        theirs = math_verify_alone(case["gold"], case["pred"])
-        theirs_t.append(time.perf_counter() - began)
+        gold, pred, kwargs = case["gold"], case["pred"], case.get("kwargs", {})
+        checks = (
+            partial(lambda g, p, k: compute_score("peer", peer.as_response(p), g, **k)["acc"], gold, pred, kwargs),
+            partial(lambda g, p, k: compute_score("peer", p, g, extract="last_math", **k)["acc"], gold, pred, kwargs),
+            partial(math_verify_alone, gold, pred),
+        )
         row = agree[peer.source_repo(case)]
         row[0] += 1
-        row[1] += ours == case["expected"]
-        row[2] += theirs == case["expected"]
+        for i, check in enumerate(checks):
+            verdict, seconds = _timed(check)
+            times[i].append(seconds)
+            row[i + 1] += verdict == case["expected"]
     print(f"{len(cases)} peer cases; agreement with each source's expected verdicts")
-    print(f"  {'source':34s} {'cases':>5s}  {'math_boxed':>10s}  {'math-verify':>11s}")
-    total = [0, 0, 0]
-    for source, (n, ours_ok, theirs_ok) in sorted(agree.items(), key=lambda kv: -kv[1][0]):
-        print(f"  {source:34s} {n:5d}  {ours_ok / n:10.1%}  {theirs_ok / n:11.1%}")
-        total = [total[0] + n, total[1] + ours_ok, total[2] + theirs_ok]
-    print(f"  {'all':34s} {total[0]:5d}  {total[1] / total[0]:10.1%}  {total[2] / total[0]:11.1%}")
+    print(f"  {'source':34s} {'cases':>5s}  " + "  ".join(f"{label:>17s}" for label in labels))
+    total = [0, 0, 0, 0]
+    for source, counts in sorted(agree.items(), key=lambda kv: -kv[1][0]):
+        print(f"  {source:34s} {counts[0]:5d}  " + "  ".join(f"{ok / counts[0]:17.1%}" for ok in counts[1:]))
+        total = [t + c for t, c in zip(total, counts)]
+    print(f"  {'all':34s} {total[0]:5d}  " + "  ".join(f"{ok / total[0]:17.1%}" for ok in total[1:]))
     print("time per case (ms)        median      p95      max")
-    for label, times in (("math_boxed", ours_t), ("math-verify alone", theirs_t)):
-        print(f"  {label:20s} {_percentile(times, 0.5) * 1e3:9.2f} {_percentile(times, 0.95) * 1e3:8.1f}"
-              f" {max(times) * 1e3:8.0f}")
+    for label, seconds in zip(labels, times):
+        print(f"  {label:20s} {_percentile(seconds, 0.5) * 1e3:9.2f} {_percentile(seconds, 0.95) * 1e3:8.1f}"
+              f" {max(seconds) * 1e3:8.0f}")
     return 0
 
 

@@ -33,7 +33,7 @@ pin=()
 [ "$CONSTRAINTS" = none ] || pin=(-c "$CONSTRAINTS")
 # OpenRLHF, verifiers and AReaL go in without some of their dependencies (below): pip's
 # complaints about that go to $PEER_LOG, and one line at the end says so.
-PARTIAL_PEERS="openrlhf verifiers areal"
+PARTIAL_PEERS="openrlhf verifiers areal openreward"
 PEER_LOG="$VENV/pip-peers.log"
 # shellcheck source=scripts/_pip.sh
 source scripts/_pip.sh
@@ -70,6 +70,9 @@ if [ "$TEST" = 1 ]; then
     #   call openai; it imports fine with openai 3);
     # * AReaL 1.0.4 pins torch<2.11 and transformers<=5.3 and pulls a GPU and agent stack:
     #   only what `import areal` and its AsyncRewardWrapper (areal.api.reward_api) import.
+    # * openreward 0.1.167 (serve --tasks, the ors extra) pins sse-starlette==2.3.6, which
+    #   verifiers' mcp 2.0.0 (sse-starlette>=3) cannot share: its other dependencies below.
+    pip install --quiet --no-deps "openreward==0.1.167" "${pin[@]}"
     pip install --quiet --no-deps "openrlhf==0.11.2" "verifiers==0.4.0" "areal==1.0.4" "${pin[@]}"
     pip install --quiet pylatexenc \
         "aiohttp>=3.14.1" "anthropic>=1.0.0" "gepa>=0.0.6" "h11>=0.16.0" \
@@ -78,7 +81,8 @@ if [ "$TEST" = 1 ]; then
         "prime-sandboxes>=0.4.2" "prime-tunnel>=0.1.14" "pydantic>=2.12.3" "pyzmq>=27.1.0" \
         "renderers[multimodal]>=0.1.12" "rich>=11.0.0" "tenacity>=8.5.0" "tomli-w>=1.0.0" \
         "typing-extensions>=4.12.2" "uvicorn>=0.52.0" "openai>=3,<4" \
-        colorlog flask lark uvloop numba einops "torch==2.13.0" "${pin[@]}"
+        colorlog flask lark uvloop numba einops \
+        fastapi structlog google-genai opentelemetry-exporter-otlp-proto-grpc "torch==2.13.0" "${pin[@]}"
 fi
-[ "$DRY" = 1 ] || pip_peer_note "the tests run their reward loaders and APIs, not their GPU and agent stacks; verifiers' openai<3 pin would break verl-rewards-models"
+[ "$DRY" = 1 ] || pip_peer_note "the tests run their reward loaders and APIs, not their GPU and agent stacks; verifiers' openai<3 pin would break verl-rewards-models; openreward's sse-starlette==2.3.6 pin would break verifiers' mcp"
 [ "$DRY" = 1 ] || echo "installed into $VENV (editable): verl-rewards + $(( ${#editable[@]} / 2 - 1 )) plugin package(s)$([ "$TEST" = 1 ] && echo ', with the test tools and test plugins')"

@@ -13,11 +13,16 @@ same :func:`call_signature` to plan the call.
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import sys
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import NotARewardError
 from .metadata import RewardMeta, Shape, metadata_of
 
 SAMPLE_PARAMS = ("data_source", "solution_str", "ground_truth", "extra_info")
@@ -48,6 +53,10 @@ class RewardInfo:
     accepted_kwargs: tuple[str, ...] = ()  # by name (constructor parameters for a class)
     accepts_var_kwargs: bool = False  # a **kwargs parameter takes any key
     kwarg_types: Mapping[str, SimpleType] = field(default_factory=dict)  # from annotations or defaults
+    # The values a kwarg annotated ``Literal[...]`` (or ``Literal[...] | None``) allows.
+    kwarg_choices: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    # Every other annotation, as text (what ``show`` prints for the kwarg).
+    kwarg_hints: Mapping[str, str] = field(default_factory=dict)
     meta: RewardMeta = field(default_factory=RewardMeta)
     components: tuple[tuple[str, RewardInfo], ...] = ()  # (key, info) for a composite
     # False when this process could not import the reward (``workers_only``): the
@@ -86,23 +95,40 @@ class RewardInfo:
         return sorted(k for k in kwargs if not self.accepts(k))
 
     def mistyped(self, kwargs: Mapping[str, Any]) -> list[str]:
-        """One line per value of ``kwargs`` whose simple type is wrong for its parameter."""
-        return [f"'{key}' must be {expected}, not {value!r} ({type(value).__name__})"
-                for key, value in kwargs.items()
-                if (expected := self.kwarg_types.get(key)) is not None
-                and not _is_instance(value, expected)]
+        """One line per value of ``kwargs`` whose simple type is wrong for its parameter, or
+        that is not one of the values its ``Literal`` annotation allows."""
+        wrong = [f"'{key}' must be {expected}, not {value!r} ({type(value).__name__})"
+                 for key, value in kwargs.items()
+                 if (expected := self.kwarg_types.get(key)) is not None
+                 and not _is_instance(value, expected)]
+        wrong += [_not_a_choice(key, value, choices) for key, value in kwargs.items()
+                  if (choices := self.kwarg_choices.get(key)) is not None
+                  and not any(_same(value, c) for c in choices)]
+        return wrong
+
+    def close_kwargs(self, key: str) -> list[str]:
+        """The accepted kwargs whose names are close to ``key`` (a misspelling's fixes)."""
+        return difflib.get_close_matches(key, self.accepted_kwargs, n=3, cutoff=0.6)
+
+    def kwarg_type(self, key: str) -> str:
+        """What kwarg ``key`` takes, as ``show`` prints it: its simple type, the values its
+        ``Literal`` allows (``'a' | 'b'``), its annotation, else ``any``."""
+        if key in self.kwarg_choices:
+            return " | ".join(repr(c) for c in self.kwarg_choices[key])
+        return self.kwarg_types.get(key) or self.kwarg_hints.get(key) or "any"
 
 
 def describe(name: str, target: object) -> RewardInfo:
     """The :class:`RewardInfo` of an imported ``target`` (never called or instantiated).
 
-    Raises ``TypeError`` for a target that is neither a function nor a class,
-    or whose signature cannot be read.
+    Raises :class:`~verl_rewards.errors.NotARewardError` (a ``TypeError``) for a target
+    that is neither a function nor a class or whose instances cannot be called, and
+    ``TypeError`` or ``ValueError`` when its signature cannot be read.
     """
     meta = metadata_of(target)
     is_class = isinstance(target, type)
     if not is_class and not callable(target):
-        raise TypeError(f"target is a {type(target).__name__}, not a function or class")
+        raise NotARewardError(f"target is a {type(target).__name__}, not a function or class")
     signature = call_signature(target)
     shape: Shape = meta.shape or shape_of(signature)
     params = signature.parameters
@@ -110,12 +136,19 @@ def describe(name: str, target: object) -> RewardInfo:
     taking = constructor_signature(target).parameters if isinstance(target, type) else params
     named = [p for p in taking.values()
              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and (is_class or p.name not in FIELDS)]
+    scope = _scope(target)
+    annotations = {p.name: _evaluated(p.annotation, scope) for p in named if p.annotation is not p.empty}
+    choices = {name: c for name, a in annotations.items() if (c := literal_choices(a)) is not None}
     return RewardInfo(
         name=name, shape=shape, is_async=_is_async(target), is_class=is_class,
         takes_prompt=PROMPT_PARAM[shape] in params,
         accepted_kwargs=tuple(p.name for p in named),
         accepts_var_kwargs=any(p.kind is p.VAR_KEYWORD for p in taking.values()),
-        kwarg_types={p.name: t for p in named if (t := _simple_type(p)) is not None},
+        kwarg_types={p.name: t for p in named
+                     if p.name not in choices and (t := _simple_type(p)) is not None},
+        kwarg_choices=choices,
+        kwarg_hints={p.name: _annotation_text(p.annotation) for p in named
+                     if p.annotation is not p.empty and p.name not in choices},
         meta=meta,
     )
 
@@ -137,7 +170,7 @@ def call_signature(target: object) -> inspect.Signature:
         return inspect.signature(target)  # type: ignore[arg-type]
     call = inspect.getattr_static(target, "__call__", None)
     if call is None or call is type.__call__:
-        raise TypeError("instances of the class are not callable (it defines no __call__)")
+        raise NotARewardError("instances of the class are not callable (it defines no __call__)")
     signature = inspect.signature(call)
     params = list(signature.parameters.values())
     return signature.replace(parameters=params[1:]) if params else signature
@@ -160,6 +193,67 @@ def _is_async(target: object) -> bool:
         return True
     # A callable instance whose class defines `async def __call__`.
     return not inspect.isroutine(target) and inspect.iscoroutinefunction(type(target).__call__)
+
+
+def literal_choices(annotation: object) -> tuple[Any, ...] | None:
+    """The values ``Literal[...]`` allows (with None for ``Literal[...] | None`` or
+    ``Optional[Literal[...]]``); None for any other annotation."""
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return tuple(typing.get_args(annotation))
+    if origin is typing.Union or origin is types.UnionType:
+        found: list[Any] = []
+        for member in typing.get_args(annotation):
+            if member is type(None):
+                found.append(None)
+            elif (inner := literal_choices(member)) is not None:
+                found += inner
+            else:
+                return None
+        return tuple(dict.fromkeys(found)) if any(c is not None for c in found) else None
+    return None
+
+
+def _scope(target: object) -> dict[str, Any]:
+    """The globals ``target``'s string annotations (``from __future__ import annotations``)
+    are read in: its module's."""
+    function = inspect.unwrap(target) if inspect.isfunction(target) else None
+    if function is not None:
+        return dict(function.__globals__)
+    module = sys.modules.get(getattr(target if inspect.isclass(target) else type(target), "__module__", ""))
+    return dict(vars(module)) if module is not None else {}
+
+
+def _evaluated(annotation: object, scope: dict[str, Any]) -> object:
+    """A string annotation evaluated in its module (as ``typing.get_type_hints`` does), or
+    left as text when it names something that module does not have at run time."""
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return eval(annotation, scope)  # the reward's own annotation, in its own module
+    except Exception:  # noqa: BLE001 - e.g. a name imported only under TYPE_CHECKING
+        return annotation
+
+
+def _annotation_text(annotation: object) -> str:
+    if isinstance(annotation, str):
+        return annotation
+    if isinstance(annotation, type) and typing.get_origin(annotation) is None:
+        return annotation.__qualname__
+    return repr(annotation).replace("typing.", "")
+
+
+def _not_a_choice(key: str, value: object, choices: tuple[Any, ...]) -> str:
+    allowed = ", ".join(repr(c) for c in choices)
+    close = difflib.get_close_matches(value, [c for c in choices if isinstance(c, str)], n=1) \
+        if isinstance(value, str) else []
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"'{key}' must be one of {allowed}, not {value!r}{hint}"
+
+
+def _same(value: object, choice: object) -> bool:
+    """``Literal`` equality: ``True`` is not ``1``, nor ``1.0`` ``1``."""
+    return type(value) is type(choice) and value == choice
 
 
 def _simple_type(param: inspect.Parameter) -> SimpleType | None:

@@ -91,7 +91,19 @@ class RewardFileError(ConfigError):
 
 
 class RewardKwargsError(ConfigError):
-    """``reward.kwargs`` holds keys the selected reward does not accept."""
+    """A reward's kwargs hold a key it does not accept, or a value it does not take.
+
+    ``key`` names the kwargs as they were written (``reward.kwargs``,
+    ``reward.rewards.NAME.kwargs`` for ``component`` NAME, or an adapter's own
+    argument); ``detail`` is the rest of the message, so a caller can name them
+    its own way (:func:`verl_rewards.preflight.rekeyed`).
+    """
+
+    def __init__(self, key: str, detail: str, component: str | None = None) -> None:
+        self.key = key
+        self.detail = detail
+        self.component = component
+        super().__init__(f"{key}{detail}")
 
 
 # -- loading: raised when a process resolves a reference ---------------------
@@ -113,6 +125,12 @@ class PluginNotInstalledError(PluginLoadError):
 
 class PluginShapeError(PluginLoadError):
     """The plugin's target is not callable, or its signature fits no reward shape."""
+
+
+class NotARewardError(VerlRewardsError, TypeError):
+    """Inspection's verdict on an imported target: neither a function nor a class, or a
+    class whose instances cannot be called. A ``TypeError`` too (what Python says of an
+    uncallable); ``resolve`` turns it into a :class:`PluginShapeError` naming the plugin."""
 
 
 # -- scoring -----------------------------------------------------------------
@@ -158,6 +176,28 @@ class SkippedSample(VerlRewardsError):
 
 class ExecutorError(VerlRewardsError):
     """The executor itself failed (could not start workers, was closed, ...)."""
+
+
+# -- child processes (verl_rewards.child) ------------------------------------
+
+
+class ChildError(VerlRewardsError):
+    """A request to a :class:`~verl_rewards.child.JsonLineWorker` got no reply: ``reason``
+    says why (``late``, ``died``, ``silent``, ``oversized``, ``garbled``, ``raised``,
+    ``cancelled``); the child, unless the handler only raised, was killed and is replaced.
+
+    ``starting``: it happened while a child started. ``returncode`` and ``last_words``
+    (the end of its stderr) are set when it died."""
+
+    def __init__(self, worker: str, reason: str, detail: str, returncode: int | None = None,
+                 last_words: str = "", starting: bool = False) -> None:
+        self.worker = worker
+        self.reason = reason
+        self.detail = detail
+        self.returncode = returncode
+        self.last_words = last_words
+        self.starting = starting
+        super().__init__(f"{worker}: {reason}: {detail}")
 
 
 # -- the reward service (verl-rewards serve) ---------------------------------

@@ -2,8 +2,10 @@
 
 Each reward is imported here (never instantiated or called) and described
 once (:class:`~verl_rewards._inspect.RewardInfo`); its ``reward.kwargs`` are
-checked against that record: names, and the types of values whose
-parameter has a simple annotation or default (bool, int, float, str). A
+checked against that record: names (a misspelt one with its close matches),
+the types of values whose parameter has a simple annotation or default
+(bool, int, float, str), and the values a ``Literal[...]`` annotation
+allows (``method: Literal["strict", "flexible"]``). A
 plugin that does not import here fails here, before Ray starts, unless the
 config says the workers have what the driver lacks (``workers_only``, or
 ``ship_package`` for a dependency missing here).
@@ -12,6 +14,7 @@ config says the workers have what the driver lacks (``workers_only``, or
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 from ._inspect import RewardInfo, composite
 from .config import RewardConfig
@@ -30,15 +33,15 @@ def preflight(spec: RewardSpec, config: RewardConfig | None = None) -> RewardInf
     import here (see the module docstring for when that is allowed).
     """
     if isinstance(spec, CompositeRef):
-        parts = tuple((c.key, check_ref(c.ref, config, f"reward.rewards.{c.key}.kwargs"))
-                      for c in spec.components)
+        parts = tuple((c.key, check_ref(c.ref, config, c.key)) for c in spec.components)
         return composite(spec.display_name, parts)
     return check_ref(spec, config)
 
 
 def check_ref(ref: RewardRef, config: RewardConfig | None = None,
-              key: str = "reward.kwargs") -> RewardInfo:
-    """Describe one reference here and check its kwargs against the description."""
+              component: str | None = None) -> RewardInfo:
+    """Describe one reference here and check its kwargs against the description
+    (``component``: its name in a composite)."""
     try:
         info = inspect_ref(ref)
     except PluginLoadError as e:
@@ -49,14 +52,31 @@ def check_ref(ref: RewardRef, config: RewardConfig | None = None,
     unknown = info.unaccepted(ref.kwargs)
     if unknown:
         listing = ", ".join(info.accepted_kwargs) if info.accepted_kwargs else "none"
+        close = {k: m[0] for k in unknown if (m := info.close_kwargs(k))}
+        if len(unknown) == 1:
+            hint = "".join(f" (did you mean {m!r}?)" for m in close.values())
+        else:
+            hint = f" (did you mean {', '.join(f'{m!r} for {k!r}' for k, m in close.items())}?)" if close else ""
         raise RewardKwargsError(
-            f"{key} {', '.join(repr(k) for k in unknown)} not accepted by reward "
-            f"{ref.display_name}; it accepts: {listing}"
-        )
+            _kwargs_key(component), f" {', '.join(repr(k) for k in unknown)} not accepted by reward "
+            f"{ref.display_name}; it accepts: {listing}{hint}", component)
     wrong = info.mistyped(ref.kwargs)
     if wrong:
-        raise RewardKwargsError(f"{key} of reward {ref.display_name}: {'; '.join(wrong)}")
+        raise RewardKwargsError(_kwargs_key(component), f" of reward {ref.display_name}: {'; '.join(wrong)}",
+                                component)
     return info
+
+
+def _kwargs_key(component: str | None) -> str:
+    """The config key of a reward's kwargs (a composite's ``component``'s, else the single reward's)."""
+    return "reward.kwargs" if component is None else f"reward.rewards.{component}.kwargs"
+
+
+def rekeyed(error: RewardKwargsError, key: Callable[[str | None], str]) -> RewardKwargsError:
+    """``error`` naming the kwargs as its caller wrote them (``key(component)``: a
+    composite's component, or None) instead of the config key ``reward.kwargs`` (an
+    adapter's own argument, e.g. TRL's ``kwargs=``)."""
+    return RewardKwargsError(key(error.component), error.detail, error.component)
 
 
 def _left_to_workers(error: PluginLoadError, config: RewardConfig | None) -> bool:

@@ -14,6 +14,7 @@ from .combining import for_caller, score_together
 from .config import ConfigSource, RewardConfig, load_config
 from .errors import ExecutorError, RewardError
 from .executors import Executor, make_executor
+from .executors.quiet_ray import quiet_ray_startup
 from .preflight import preflight
 from .results import BatchResult, Provenance, assemble
 from .samples import Sample, SampleLike, as_samples
@@ -95,6 +96,8 @@ class Scorer:
             if self._closed:
                 raise ExecutorError(f"the scorer for {self.ref.display_name} is closed")
             if self._executor is None:
+                if self.config.executor == "ray" and not self.config.remote_url:
+                    quiet_ray_startup()  # as the CLI and the trainer do; RAY_LOGGER_LEVEL set by the user wins
                 executor = make_executor(self.ref, self.config, self.info)
                 executor.start()
                 self._executor = executor

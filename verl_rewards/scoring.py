@@ -330,5 +330,13 @@ def _describe(exc: BaseException) -> str:
     where = f" (at {frame.location})" if frame is not None else ""
     room = max(_MAX_ERROR_CHARS - len(where), 40)
     if len(text) > room:
-        text = text[: room - 3] + "..."
+        text = _cut(text, room - 3) + "..."
     return text + where
+
+
+def _cut(text: str, room: int) -> str:
+    """The start of ``text`` within ``room`` characters, ending after a space when one is
+    near the end (a listed name is dropped whole, never cut in the middle)."""
+    head = text[:room]
+    space = head.rfind(" ")
+    return head[: space + 1] if space >= room * 2 // 3 else head

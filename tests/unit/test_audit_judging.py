@@ -84,6 +84,23 @@ def test_latency_finds_timeouts_and_calls_over_half_the_timeout() -> None:
     assert found[1].detail.startswith("timed out (timeout 10 s)")
 
 
+def test_a_timeout_only_killing_its_worker_stopped_is_named_stuck_in_c() -> None:
+    killed = Scored("timeout", 0.0, "SampleTimeout: exceeded timeout_s=1 in code Python could not "
+                                    "interrupt; worker replaced", 2.1)
+    (found,) = latency_findings([("100k digits", killed)], 1.0)
+    assert found.detail.startswith("timed out (timeout 1 s) and was stuck where the watchdog cannot "
+                                   "interrupt it (C code?), so its worker process was killed: bound")
+
+
+def test_a_response_that_killed_its_worker_process_is_a_finding() -> None:
+    died = Scored("failed", 0.0, "WorkerDied: the reward worker process died while scoring this sample "
+                                 "(2 times); not retried again; it was killed by signal 11 (SIGSEGV)", 0.9)
+    (found,) = latency_findings([("20k tags", died), ("fine", _ok(1.0, 0.01))], 10.0)
+    assert (found.check, found.probe) == ("latency", "20k tags")
+    assert found.detail.endswith("killed by signal 11 (SIGSEGV): a reward must fail one sample, never "
+                                 "its process")
+
+
 def test_latency_summary_is_p50_p95_max() -> None:
     assert summarize([float(i) for i in range(1, 101)], 30.0) == Latency(50.5, 95.0, 100.0, 100, 30.0)
 
@@ -149,3 +166,27 @@ def test_determinism_also_runs_an_example_on_another_code_path() -> None:
     assert determinism_examples(examples, [0, 1]) == [0, 1, 2]
     assert determinism_examples(examples, [0, 2]) == [0, 2, 3]
     assert determinism_examples(examples[:2], [0, 1]) == [0, 1]
+
+
+def test_an_excerpt_is_whole_lines_from_the_end_within_its_limits() -> None:
+    from verl_rewards.audit.records import excerpt
+
+    text = "Traceback (most recent call last):\n\n" + "".join(f"  frame {i} in a module\n" for i in range(50))
+    assert excerpt(text, max_lines=3).split("\n      | ")[1:] == [f"  frame {i} in a module" for i in (47, 48, 49)]
+    assert excerpt(text, max_chars=45).split("\n      | ")[1:] == ["  frame 48 in a module", "  frame 49 in a module"]
+    assert excerpt("one line " * 200, max_chars=30) == "\n      | ...one line one line one line"
+    assert excerpt("x" * 100, max_chars=10) == "\n      | ...xxxxxxxxxx"
+    assert excerpt("\n \n") == ""
+
+
+def test_a_process_ended_by_a_signal_or_a_status_says_which() -> None:
+    from verl_rewards.audit.latency import died_finding
+
+    assert died_finding("p", "the scoring process exited with code -9", -9, 12).detail == (
+        "the scoring process exited with code -9: the reward's process was ended by SIGKILL (killed, e.g. by "
+        "the kernel's out-of-memory killer) on a 12-character response; a reward must fail one sample, never "
+        "its process")
+    assert died_finding("p", "the scoring process exited with code 3", 3, None, "boom\n").detail == (
+        "the scoring process exited with code 3: the reward ended its process with exit status 3 (os._exit, "
+        "sys.exit from the main thread, or a native exit); a reward must fail one sample, never its process. "
+        "Its stderr ended with:\n      | boom")

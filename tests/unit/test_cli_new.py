@@ -117,3 +117,11 @@ def test_next_steps_name_the_interpreter_as_a_path_even_from_its_own_directory(t
     name = Path(sys.executable).name
     assert steps[0].startswith(f"  ./{name} -m pip install -e ")
     assert steps[1] == "  ./verl-rewards check acme_reward"
+
+
+def test_the_readme_says_the_tests_follow_reward_py(tmp_path):
+    assert main(["new", "acme_reward", str(tmp_path / "pkg")]) == 0
+    readme = " ".join((tmp_path / "pkg" / "README.md").read_text().split())
+    assert ("`tests/test_acme_reward.py` tests the example reward as generated (the last line against the "
+            "ground truth, `ignore_case`): when you change what `reward.py` scores, change those tests "
+            "with it, or they fail.") in readme

@@ -164,6 +164,35 @@ def test_verbose_shows_the_rewards_own_line_with_its_source(tmp_path, capsys, re
                        '    raise KeyError("missing")']
 
 
+EXPLAINED = """
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    if solution_str == "1":
+        return 1.0
+    return {"score": 0.0, "explanation": f"row id {solution_str}: wrong\\n  second line"}
+"""
+
+
+def test_verbose_shows_the_explanation_of_the_first_rows_that_have_one(tmp_path, capsys, reward_file):
+    # Issue 34, item 3: a reward's words on why a sample scored what it did (code_exec: its failing test).
+    path = reward_file(EXPLAINED)
+    rows = [{"data_source": "d", "solution_str": s, "ground_truth": "1"} for s in ["1", "a", "1", "b", "c", "d"]]
+    source = _jsonl(tmp_path / "in.jsonl", rows)
+    assert main(["-v", "score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"), "--batch-size", "2",
+                 f"reward.path={path}", *LOCAL]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if line.startswith(("row ", "  "))] == [
+        "row 2: explanation:", "  row id a: wrong", "    second line",
+        "row 4: explanation:", "  row id b: wrong", "    second line",
+        "row 5: explanation:", "  row id c: wrong", "    second line",
+    ]
+    assert [r.get("explanation") for r in _read(tmp_path / "o.jsonl")] == [
+        None, "row id a: wrong\n  second line", None, "row id b: wrong\n  second line",
+        "row id c: wrong\n  second line", "row id d: wrong\n  second line"]
+    assert main(["score", "-i", str(source), "-o", str(tmp_path / "quiet.jsonl"), f"reward.path={path}",
+                 *LOCAL]) == 0
+    assert "explanation" not in capsys.readouterr().err
+
+
 # -- output problems: before scoring, or per row --------------------------------
 
 
@@ -265,7 +294,7 @@ def test_an_override_error_says_it_came_from_the_overrides(tmp_path, capsys):
     config.write_text("reward:\n  plugin: exact_match\n")
     assert _score(_one_row(tmp_path), tmp_path / "o.jsonl", "--config", str(config),
                   "reward.executor=lcal") == 2
-    assert _error(capsys) == ("reward.executor must be one of ray, local; got 'lcal' "
+    assert _error(capsys) == ("reward.executor must be one of ray, local, process; got 'lcal' (did you mean 'local'?) "
                               f"(from the overrides on config file {config})")
 
 

@@ -120,3 +120,9 @@ def test_show_prints_the_audit_kind_and_the_accepted_findings(capsys):
     assert fields["audit_accept"] == ("the exact reference rounded to 2 places (answers within 0.01 are "
                                       "paid on purpose: the dataset's references are rounded)")
     assert (_show(capsys, "exact_match")["kind"], _show(capsys, "exact_match")["audit_accept"]) == ("-", "-")
+
+
+def test_show_lists_each_kwargs_type_or_allowed_values(capsys):
+    assert _show(capsys, "gsm8k")["kwargs"] == ("method: 'strict' | 'lenient' | 'flexible', format_score: float, "
+                                               "score: float, extra: bool")
+    assert "language: 'python' | 'py' | " in _show(capsys, "code_exec")["kwargs"]

@@ -31,6 +31,14 @@ NOT_RUN = {
                                  "a fragment: needs a verl batch (tokenizer, response ids and mask)"),
     ("docs/integrations/trl.md", 0): ("from datasets import load_dataset",
                                       "downloads a dataset and a model, then trains"),
+    ("docs/integrations/trl.md", 3): ("import os",
+                                      "needs a running serve --tasks and downloads a model; "
+                                      "tests/integration/test_serve_ors.py trains GRPOTrainer with the "
+                                      "same OpenRewardSpec calls on a model built in code"),
+    ("docs/serve.md", 1): ("import os",
+                           "needs a running serve --tasks and downloads a model; "
+                           "tests/integration/test_serve_ors.py trains GRPOTrainer with the "
+                           "same OpenRewardSpec calls on a model built in code"),
     ("docs/model-rewards.md", 1): ("from verl_rewards import Scorer",
                                    "needs a judge server or a reward model checkpoint"),
     ("docs/integrations/areal.md", 0): ("import asyncio",
@@ -153,9 +161,7 @@ def test_readme_plugin_in_ten_lines_installs_and_passes_check(make_dist):
 
 @pytest.mark.ray
 def test_readme_scoring_from_python_runs_on_ray(ray_session):
-    samples = [{"data_source": "openai/gsm8k", "solution_str": "so #### 72", "ground_truth": "72"},
-               {"data_source": "openai/gsm8k", "solution_str": "so #### 71", "ground_truth": "72"}]
-    namespace = _run(_block("README.md", 1), "README.md[1]", {"samples": samples})
+    namespace = _run(_block("README.md", 1), "README.md[1]")  # it defines its own samples
     assert namespace["result"].scores == [1.0, 0.0]
 
 

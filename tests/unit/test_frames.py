@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -97,6 +98,16 @@ def test_a_long_message_is_cut_but_keeps_its_location(reward_file):
     [outcome] = score_samples(resolve(RewardRef.from_file(path)), [Sample("d", "s", "g")])
     assert outcome.error is not None and len(outcome.error) <= 500
     assert outcome.error.endswith(f"... (at {path}:2 in compute_score)")
+
+
+def test_a_long_message_is_cut_after_a_word_never_inside_one(reward_file):
+    path = reward_file("def compute_score(data_source, solution_str, ground_truth):\n"
+                       "    raise ValueError('knows: ' + ', '.join(f'source_{i:03d}' for i in range(100)))\n")
+    [outcome] = score_samples(resolve(RewardRef.from_file(path)), [Sample("d", "s", "g")])
+    assert outcome.error is not None and len(outcome.error) <= 500
+    listed, _, rest = outcome.error.removeprefix("ValueError: knows: ").partition(" ...")
+    assert listed.endswith(",") and rest == f" (at {path}:2 in compute_score)"
+    assert all(re.fullmatch(r"source_\d{3}", name) for name in listed.rstrip(",").split(", "))
 
 
 def test_a_location_is_read_back_from_an_error_text():

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pickle
+from typing import Literal
+
 import pytest
 
 from verl_rewards import reward
 from verl_rewards._inspect import RewardInfo, describe
+from verl_rewards.errors import NotARewardError, VerlRewardsError
 
 
 def sample_fn(data_source, solution_str, ground_truth, extra_info=None, prompt=None, *,
@@ -65,6 +69,58 @@ def test_what_is_no_reward_is_refused(target, message):
         describe("x", target)
 
 
+@pytest.mark.parametrize("target", [42, NotCallable])
+def test_what_is_no_reward_is_a_typed_verdict_that_pickles(target):
+    with pytest.raises(NotARewardError) as raised:
+        describe("x", target)
+    assert isinstance(raised.value, TypeError) and isinstance(raised.value, VerlRewardsError)
+    again = pickle.loads(pickle.dumps(raised.value))
+    assert (type(again), str(again)) == (NotARewardError, str(raised.value))
+
+
 def test_a_record_is_frozen():
     with pytest.raises(AttributeError):
         RewardInfo("x", "sample").is_async = True  # type: ignore[misc]
+
+
+LITERAL_REWARD = '''
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, Optional
+
+if TYPE_CHECKING:
+    from somewhere import Unknowable
+
+Method = Literal["strict", "flexible"]
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, *, method: Method = "strict",
+                  level: Optional[Literal[1, 2]] = None, hint: Unknowable = None, scale: float = 1.0,
+                  tags: list[str] | None = None, untyped=None):
+    return 1.0
+'''
+
+
+def test_literal_kwargs_give_their_values_even_through_an_alias_in_a_string_annotation(reward_file):
+    from verl_rewards import RewardRef
+    from verl_rewards.resolve import inspect_ref
+
+    info = inspect_ref(RewardRef.from_file(reward_file(LITERAL_REWARD)))
+    assert info.kwarg_choices == {"method": ("strict", "flexible"), "level": (1, 2, None)}
+    assert info.kwarg_types == {"scale": "float"}
+    assert [f"{k}: {info.kwarg_type(k)}" for k in info.accepted_kwargs] == [
+        "method: 'strict' | 'flexible'", "level: 1 | 2 | None", "hint: Unknowable", "scale: float",
+        "tags: list[str] | None", "untyped: any"]
+
+
+def test_a_value_outside_a_literal_is_named_with_the_close_choice():
+    def fn(data_source, solution_str, ground_truth, extra_info=None, mode: Literal["strict", "loose"] = "strict",
+           level: Literal[1, 2] = 1):
+        return 1.0
+
+    info = describe("f", fn)
+    assert info.mistyped({"mode": "loose", "level": 2}) == []
+    assert info.mistyped({"mode": "lose", "level": True}) == [
+        "'mode' must be one of 'strict', 'loose', not 'lose' (did you mean 'loose'?)",
+        "'level' must be one of 1, 2, not True"]
+    assert info.close_kwargs("mdoe") == ["mode"]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from verl_rewards import Scorer
 from verl_rewards.cli.main import main
 from verl_rewards.errors import PluginLoadError, RewardKwargsError
-from verl_rewards.preflight import preflight
+from verl_rewards.preflight import preflight, rekeyed
 from verl_rewards.reference import RewardRef
 
 REWARD = """
@@ -53,6 +55,22 @@ def test_a_composite_names_the_component_whose_kwargs_are_wrong(reward_file):
                "b": {"path": str(path), "weight": 1.0, "kwargs": {"nope": 1}}}
     with pytest.raises(RewardKwargsError, match=r"^reward.rewards.b.kwargs 'nope' not accepted"):
         Scorer.from_config({"rewards": rewards})
+
+
+@pytest.mark.parametrize("component", ["b", "my judge", "v1.kwargs"])
+def test_a_kwargs_error_is_named_again_from_its_fields_whatever_the_component_is_called(reward_file,
+                                                                                       component):
+    path = reward_file(REWARD)
+    rewards = {"a": {"path": str(path)}, component: {"path": str(path), "kwargs": {"nope": 1}}}
+    with pytest.raises(RewardKwargsError) as raised:
+        Scorer.from_config({"rewards": rewards})
+    error = raised.value
+    assert (error.key, error.component) == (f"reward.rewards.{component}.kwargs", component)
+    assert str(error) == f"reward.rewards.{component}.kwargs{error.detail}"
+    again = rekeyed(pickle.loads(pickle.dumps(error)), lambda name: f"rewards[{name!r}].kwargs")
+    assert str(again) == f"rewards[{component!r}].kwargs 'nope' not accepted by reward compute_score " \
+                         f"{error.detail.partition(' compute_score ')[2]}"
+    assert (type(again), again.component) == (RewardKwargsError, component)
 
 
 def test_a_plugin_that_raises_on_import_fails_before_any_worker(make_dist):
@@ -113,3 +131,33 @@ def test_a_reward_of_the_wrong_shape_fails_in_the_driver_without_an_install_hint
         Scorer.from_config({"plugin": "shapeless_here", "executor": "ray"})
     assert str(raised.value) == ("cannot load reward shapeless_here (shapeless-here 0.1): "
                                  "target is a int, not a function or class")
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"method": "strickt"}, "reward.kwargs of reward gsm8k (verl-rewards-math 0.1.0): 'method' must be one of "
+                            "'strict', 'lenient', 'flexible', not 'strickt' (did you mean 'strict'?)"),
+    ({"methd": "strict"}, "reward.kwargs 'methd' not accepted by reward gsm8k (verl-rewards-math 0.1.0); it "
+                          "accepts: method, format_score, score, extra (did you mean 'method'?)"),
+])
+def test_a_value_a_literal_does_not_allow_or_a_misspelt_name_exits_2_before_any_worker(tmp_path, capsys,
+                                                                                      kwargs, message):
+    (source := tmp_path / "in.jsonl").write_text('{"data_source": "d", "solution_str": "#### 1", '
+                                                 '"ground_truth": "1"}\n')
+    key, value = next(iter(kwargs.items()))
+    # The Ray executor (the default) would start workers: the config error comes first.
+    assert main(["score", "-i", str(source), "-o", str(tmp_path / "o.jsonl"), "reward.plugin=gsm8k",
+                 f"reward.kwargs.{key}={value}"]) == 2
+    assert capsys.readouterr().err == f"verl-rewards: error: {message}\n"
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+@pytest.mark.parametrize(("plugin", "key", "value"), [("code_exec", "language", "go"), ("ifeval", "mode", "loos")])
+def test_the_catalogs_choice_kwargs_are_checked_when_the_config_is_read(plugin, key, value):
+    with pytest.raises(RewardKwargsError, match=f"'{key}' must be one of .*, not '{value}'"):
+        Scorer.from_config({"plugin": plugin, "kwargs": {key: value}})
+
+
+def test_several_misspelt_names_each_get_their_close_match(reward_file):
+    path = reward_file(REWARD)
+    with pytest.raises(RewardKwargsError, match=r"\(did you mean 'scale' for 'scael', 'strict' for 'strcit'\?\)$"):
+        preflight(RewardRef.from_file(path, kwargs={"strcit": True, "scael": 2.0, "zzz": 1}))

@@ -146,7 +146,7 @@ def test_a_bug_in_a_handler_is_a_json_500_and_a_logged_traceback(caplog):
 
 
 def test_deeper_than_walks_without_recursion():
-    from verl_rewards.serve.app import _deeper_than
+    from verl_rewards.serve.intake import deeper_than as _deeper_than
 
     deep: list = []
     for _ in range(100_000):

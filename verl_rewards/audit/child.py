@@ -1,11 +1,13 @@
 """Run audit steps in a scoring process (:mod:`.runner`) under hard deadlines.
 
-Every step has a deadline of its own; a step that overruns it (a reward stuck
-where the in-process watchdog cannot reach), a process that dies, or one that
-stops answering (a reward that closes descriptors it did not open) is
-recorded against that step, the process is killed with everything it
-started, and the remaining steps continue in a fresh process. Nothing here
-waits without a deadline.
+The scoring process is a :class:`verl_rewards.child.JsonLineWorker` child
+running :class:`.runner.Steps`, one request per step. Every step has a
+deadline of its own; a step that overruns it (a reward stuck where the
+in-process watchdog cannot reach), a process that dies, or one that stops
+answering (a reward that closes descriptors it did not open) is recorded
+against that step, the process is killed with everything it started, and the
+remaining steps continue in a fresh process. Nothing here waits without a
+deadline.
 
 The scoring process is the first process (PID 1) of a PID namespace of its
 own where the machine allows one (``unshare``: as root, else inside a user
@@ -18,30 +20,24 @@ in its notes and kills the process group only.
 from __future__ import annotations
 
 import functools
-import json
 import os
-import queue
-import select
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final, Literal
 
+from ..child import ChildError, JsonLineWorker
 from .records import Scored
 
 STARTUP_S: Final = 60.0  # importing a reward (SymPy, a model client) before its first step
 GRACE_S: Final = 20.0  # per step, over the samples' own timeouts
 MAX_RESTARTS: Final = 3
 EXIT_GRACE_S: Final = 5.0  # a process whose answers ended should have exited by then
-STOP_GRACE_S: Final = 10.0  # for the kernel to empty a killed process's namespace
-CANCEL_POLL_S: Final = 0.25
+MAX_ANSWER_BYTES: Final = 256 << 20  # a step's runs, with every sample's error text
+STDERR_BYTES: Final = 16384  # the end of a dead process's stderr a finding excerpts (whole lines)
 _NAMESPACE: Final = ("--pid", "--fork", "--kill-child")
 INTERRUPTED: Final = "not run: the audit was interrupted"
 
@@ -64,6 +60,8 @@ class StepFailure:
     step: int
     reason: Literal["stuck", "died", "silent", "error"]
     detail: str
+    returncode: int | None = None  # "died": the process's exit status (negative: a signal)
+    stderr: str = ""  # the end of what the process wrote to stderr (the finding excerpts it)
 
 
 @dataclass
@@ -108,28 +106,32 @@ def _uncontained(why: str) -> str:
 
 
 def run_steps(plugin: str, steps: Sequence[Step], timeout_s: float, grace_s: float = GRACE_S,
-              cancel: threading.Event | None = None) -> Answers:
+              cancel: threading.Event | None = None, executor: str = "process") -> Answers:
     """Score ``steps`` for ``plugin`` (``dist:name``) in fresh processes, each step under a
     deadline: its samples' timeouts plus ``grace_s``. ``cancel`` stops at once, killing
-    the process in flight; the steps left are failures."""
+    the process in flight; the steps left are failures. ``executor``: what scores in that
+    process (``process``: a worker it kills at a call's timeout; ``local``: itself, so a
+    call stuck in C is a stuck step); threaded steps always score on ``local``."""
     answers = Answers()
-    remaining = list(steps)
-    for _ in range(MAX_RESTARTS + 1):
-        if not remaining:
-            break
-        failure = _run_process(plugin, remaining, (timeout_s, grace_s), answers, cancel)
-        if failure is None:
-            break
-        answers.failures.append(failure)
-        done = {f.step for f in answers.failures}
-        remaining = [s for s in remaining if s.id not in answers.runs and s.id not in done]
-        if cancel is not None and cancel.is_set():
-            answers.failures += [StepFailure(s.id, "error", INTERRUPTED) for s in remaining]
-            break
-    else:
-        for step in remaining:
-            answers.failures.append(StepFailure(step.id, "error", "not run: the scoring process "
-                                                f"failed {MAX_RESTARTS + 1} times"))
+    if not steps:
+        return answers
+    worker = _worker(plugin, timeout_s, steps[0].kwargs, executor)
+    failed = 0
+    try:
+        for number, step in enumerate(steps):
+            if cancel is not None and cancel.is_set():
+                answers.failures += [StepFailure(s.id, "error", INTERRUPTED) for s in steps[number:]]
+                break
+            if failed > MAX_RESTARTS:
+                answers.failures += [StepFailure(s.id, "error", "not run: the scoring process failed "
+                                                 f"{MAX_RESTARTS + 1} times") for s in steps[number:]]
+                break
+            failure = _run_step(worker, step, (timeout_s, grace_s), answers, cancel)
+            if failure is not None:
+                answers.failures.append(failure)
+                failed += 1
+    finally:
+        worker.close()
     return answers
 
 
@@ -138,135 +140,43 @@ def deadline_s(step: Step, timeout_s: float, grace_s: float = GRACE_S) -> float:
     return len(step.samples) * timeout_s + grace_s
 
 
-def _run_process(plugin: str, steps: Sequence[Step], limits: tuple[float, float], answers: Answers,
-                 cancel: threading.Event | None) -> StepFailure | None:
-    timeout_s, _ = limits
-    job = {"plugin": plugin, "sys_path": sys.path, "timeout_s": timeout_s,
-           "steps": [{"id": s.id, "kwargs": dict(s.kwargs), "samples": list(s.samples),
-                      "threads": s.threads} for s in steps]}
-    prefix = containment().prefix
-    with tempfile.TemporaryFile() as stderr:
-        process = subprocess.Popen(
-            [*prefix, sys.executable, "-m", "verl_rewards.audit.runner"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=stderr, start_new_session=True,
-        )
-        try:
-            return _collect(process, job, steps, limits, answers, stderr, cancel)
-        finally:
-            _stop(process, contained=bool(prefix))
+def _worker(plugin: str, timeout_s: float, first_kwargs: Mapping[str, Any], executor: str) -> JsonLineWorker:
+    """The scoring processes of one run: each imports the plugin (and builds its scorer for
+    the first step's kwargs) as it starts, within ``STARTUP_S``."""
+    init = {"plugin": plugin, "timeout_s": timeout_s, "kwargs": dict(first_kwargs), "executor": executor}
+    return JsonLineWorker("verl_rewards.audit.runner:Steps", init=init, name="the audit's scoring process",
+                          startup_timeout_s=STARTUP_S, max_children=1, max_reply_bytes=MAX_ANSWER_BYTES,
+                          prefix=containment().prefix, exit_grace_s=EXIT_GRACE_S, stderr_tail_bytes=STDERR_BYTES)
 
 
-def _collect(process: subprocess.Popen[bytes], job: Mapping[str, Any], steps: Sequence[Step],
-             limits: tuple[float, float], answers: Answers, stderr: Any,
-             cancel: threading.Event | None) -> StepFailure | None:
-    lines: queue.Queue[bytes] = queue.Queue()
-    assert process.stdin is not None and process.stdout is not None
-    threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
+def _run_step(worker: JsonLineWorker, step: Step, limits: tuple[float, float], answers: Answers,
+              cancel: threading.Event | None) -> StepFailure | None:
+    """Score one step; the step's failure when the process gave no answer (it is replaced)."""
+    request = {"id": step.id, "kwargs": dict(step.kwargs), "samples": list(step.samples), "threads": step.threads}
+    allowed = deadline_s(step, *limits)
     try:
-        process.stdin.write(json.dumps(job, default=str).encode())
-        process.stdin.close()
-    except BrokenPipeError:
-        pass  # it died at start: reported below with its stderr
-    for number, step in enumerate(steps):
-        allowed = deadline_s(step, *limits) + (STARTUP_S if number == 0 else 0.0)
-        line = _next_line(lines, allowed, cancel)
-        if line is None:
-            if cancel is not None and cancel.is_set():
-                return StepFailure(step.id, "error", INTERRUPTED)
-            return StepFailure(step.id, "stuck", f"no answer within {allowed:.0f} s")
-        if not line:
-            return _ended(process, step, stderr)
-        answer = json.loads(line)
-        if "error" in answer:  # this step only: the process goes on with the next
-            answers.failures.append(StepFailure(step.id, "error", str(answer["error"])))
-            continue
-        answers.runs[step.id] = [[Scored.from_json(r) for r in run] for run in answer["runs"]]
+        answer = worker.request(request, allowed, cancel=cancel)
+    except ChildError as e:
+        return _failure(step, e, allowed)
+    if "error" in answer:  # this step only: the process goes on with the next
+        answers.failures.append(StepFailure(step.id, "error", str(answer["error"])))
+        return None
+    answers.runs[step.id] = [[Scored.from_json(r) for r in run] for run in answer["runs"]]
     return None
 
 
-def _next_line(lines: queue.Queue[bytes], allowed: float, cancel: threading.Event | None) -> bytes | None:
-    """The next answer line (``b""``: the answers ended), or None past ``allowed`` or once cancelled."""
-    deadline = time.monotonic() + allowed
-    while (left := deadline - time.monotonic()) > 0 and not (cancel is not None and cancel.is_set()):
-        try:
-            return lines.get(timeout=min(left, CANCEL_POLL_S))
-        except queue.Empty:
-            continue
-    return None
-
-
-def _ended(process: subprocess.Popen[bytes], step: Step, stderr: Any) -> StepFailure:
-    """The answers ended before ``step``'s: the process died, or closed its answer channel
-    and went on running (a reward closing descriptors it did not open)."""
-    try:
-        process.wait(timeout=EXIT_GRACE_S)
-    except subprocess.TimeoutExpired:
-        return StepFailure(step.id, "silent", "the scoring process stopped answering (its output "
-                           "closed) but did not exit: does the reward close file descriptors it "
-                           f"did not open?{_tail(stderr)}")
-    return StepFailure(step.id, "died", f"the scoring process exited with code "
-                       f"{process.returncode}{_tail(stderr)}")
-
-
-def _pump(stream: Any, lines: queue.Queue[bytes]) -> None:
-    for line in iter(stream.readline, b""):
-        lines.put(line)
-    lines.put(b"")  # end of output: the process exited or closed stdout
-
-
-def _tail(stderr: Any, limit: int = 300) -> str:
-    stderr.seek(0)
-    text = stderr.read().decode("utf-8", "replace").strip()
-    return f"; its last words: {text[-limit:]}" if text else ""
-
-
-def _stop(process: subprocess.Popen[bytes], contained: bool) -> None:
-    """End the scoring process and whatever it started, even after a clean exit: a reward's
-    helper processes must not outlive the audit.
-
-    In a namespace: kill its first process (the runner, ``unshare``'s child); the kernel
-    kills the rest, and ``unshare`` exits once the namespace is empty. Then the process
-    group: while ``unshare`` is unreaped, or a member lives, its id cannot have been reused."""
-    if contained and process.returncode is None:
-        _kill_runner(process.pid)
-        _wait_unreaped(process.pid, STOP_GRACE_S)
-    if process.returncode is None or not contained:  # without a namespace, helpers in its group
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    process.wait(timeout=30)
-    if process.stdout is not None:
-        process.stdout.close()
-
-
-def _kill_runner(unshare: int) -> None:
-    """SIGKILL ``unshare``'s one child (the namespace's first process) through a pidfd opened
-    while it was still listed as that child, so a reused pid is never signalled."""
-    listing = Path(f"/proc/{unshare}/task/{unshare}/children")
-    try:
-        (child,) = listing.read_text().split()
-        pidfd = os.pidfd_open(int(child))
-    except (OSError, ValueError):
-        return  # gone already (or not started)
-    try:
-        if listing.read_text().split() == [child]:
-            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-    except OSError:
-        pass  # exited meanwhile
-    finally:
-        os.close(pidfd)
-
-
-def _wait_unreaped(pid: int, timeout_s: float) -> None:
-    """Wait until ``pid`` (a child of ours) exits or ``timeout_s`` passes, leaving it unreaped."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:
-        return  # gone already
-    try:
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        poller.poll(timeout_s * 1000)
-    finally:
-        os.close(pidfd)
+def _failure(step: Step, error: ChildError, allowed: float) -> StepFailure:
+    if error.reason == "cancelled":
+        return StepFailure(step.id, "error", INTERRUPTED)
+    if error.reason == "late" and error.starting:
+        return StepFailure(step.id, "stuck", f"the scoring process did not start within {STARTUP_S:.0f} s")
+    if error.reason == "late":
+        return StepFailure(step.id, "stuck", f"no answer within {allowed:.0f} s")
+    if error.reason == "silent":
+        return StepFailure(step.id, "silent", "the scoring process stopped answering (its output closed) but "
+                           "did not exit: does the reward close file descriptors it did not open?",
+                           stderr=error.last_words)
+    if error.reason == "died":
+        return StepFailure(step.id, "died", f"the scoring process exited with code {error.returncode}",
+                           returncode=error.returncode, stderr=error.last_words)
+    return StepFailure(step.id, "error", str(error))

@@ -42,6 +42,27 @@ class Finding:
         return {"check": self.check, "probe": self.probe, "detail": self.detail}
 
 
+def excerpt(text: str, max_lines: int = 8, max_chars: int = 800) -> str:
+    """The end of ``text`` (a process's stderr) in whole lines: at most ``max_lines`` lines
+    and ``max_chars`` characters, blank lines left out. A last line longer than that alone
+    keeps its end, from a space, after ``...``. Each line is indented for a finding's text;
+    empty when ``text`` has nothing to show."""
+    kept: list[str] = []
+    size = 0
+    for line in reversed(text.splitlines()):
+        line = line.rstrip()
+        if not line.strip():
+            continue
+        if len(kept) == max_lines or size + len(line) > max_chars:
+            if not kept:  # one line longer than the whole excerpt: its end
+                tail = line[-max_chars:]
+                kept.append("..." + tail[tail.find(" ") + 1:] if " " in tail else "..." + tail)
+            break
+        kept.append(line)
+        size += len(line)
+    return "".join(f"\n      | {line}" for line in reversed(kept))
+
+
 @dataclass(frozen=True)
 class Accepted:
     """A finding the plugin's author (or the command line) accepts as deliberate, and why."""

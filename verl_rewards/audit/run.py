@@ -18,7 +18,7 @@ from . import attacks_code, attacks_math, attacks_text
 from .child import Answers, Step, StepFailure, containment, run_steps
 from .determinism import Comparison, determinism_findings, runs_needed
 from .hack import Controls, control_findings, probe_findings
-from .latency import latency_findings, odd_inputs, summarize
+from .latency import died_finding, latency_findings, odd_inputs, silent_finding, stuck_finding, summarize
 from .records import Accepted, AuditReport, Finding, Probe, Scored
 
 MAX_TARGETS: Final = 3  # self-test examples the attacks are built from
@@ -53,7 +53,7 @@ def audit(spec: str, kind: str | None = None, accept: Sequence[str] = ()) -> Aud
     plan = _plan(meta, chosen)
     main, fresh, timing = _run(record.qualified_name, plan, timeout)
     findings = [*_hack(plan, main), *_determinism(plan, main, fresh), *_latency(plan, main, timing, timeout)]
-    findings += _failures(plan, [*main.failures, *fresh.failures, *timing.failures])
+    findings += _failures(plan, [*main.failures, *fresh.failures, *timing.failures], timeout)
     found, accepted, unused = accept_findings(findings, meta.audit_accept, accept)
     notes = [*plan.notes, *([containment().note] if containment().note else [])]
     notes += [f"accepted {name!r} ({why}), but the audit found nothing by that name" for name, why in unused]
@@ -309,25 +309,29 @@ def _latency(plan: _Plan, main: Answers, timing: Answers, timeout: float) -> lis
     return latency_findings(timed, timeout)
 
 
-def _failures(plan: _Plan, failures: Sequence[StepFailure]) -> list[Finding]:
+def _failures(plan: _Plan, failures: Sequence[StepFailure], timeout_s: float = 30.0) -> list[Finding]:
     found = []
     errors: dict[str, list[str]] = {}  # one finding per cause, not per step
     for failure in failures:
-        if failure.reason == "error":
-            errors.setdefault(failure.detail, []).append(plan.labels.get(failure.step, f"step {failure.step}"))
-            continue
         label = plan.labels.get(failure.step, f"step {failure.step}")
+        if failure.reason == "error":
+            errors.setdefault(failure.detail, []).append(label)
+            continue
+        step = _step(plan, failure.step)
         if failure.reason == "stuck":
-            found.append(Finding("latency", label, f"{failure.detail}, beyond its timeout: the reward is "
-                                 "stuck where the watchdog cannot interrupt it (C code?); bound its work"))
+            found.append(stuck_finding(label, failure.detail, timeout_s, len(step.samples) if step else 1,
+                                       failure.stderr))
         elif failure.reason == "died":
-            found.append(Finding("latency", label, f"{failure.detail}: a reward must fail one sample, "
-                                 "never its process"))
+            response = step.samples[0].get("solution_str") if step and step.samples else None
+            found.append(died_finding(label, failure.detail, failure.returncode,
+                                      len(response) if isinstance(response, str) else None, failure.stderr))
         elif failure.reason == "silent":
-            found.append(Finding("latency", label, f"{failure.detail}: this step and the reward's "
-                                 "answers after it could not be checked; a reward must leave the "
-                                 "descriptors of the process it runs in alone"))
+            found.append(silent_finding(label, failure.detail, failure.stderr))
     for detail, labels in errors.items():
         more = f" and {len(labels) - 1} more" if len(labels) > 1 else ""
         found.append(Finding("hack", labels[0], f"could not be scored ({labels[0]}{more}): {detail}"))
     return found
+
+
+def _step(plan: _Plan, step_id: int) -> Step | None:
+    return next((s for s in (*plan.steps, *plan.fresh_steps, *plan.timing_steps) if s.id == step_id), None)

@@ -69,9 +69,7 @@ def describe(record: PluginRecord, target: object, reward: RewardInfo) -> dict[s
     }
     if reward.is_class:
         info["call"] = _signature(getattr(target, "__call__"), name="__call__", drop_first=True)  # noqa: B004, B009
-    info["kwargs"] = "any (**kwargs)" if reward.accepts_var_kwargs else ", ".join(
-        f"{k}: {reward.kwarg_types[k]}" if k in reward.kwarg_types else k for k in reward.accepted_kwargs
-    ) or "none"
+    info["kwargs"] = _kwargs(reward)
     info["takes_prompt"] = reward.takes_prompt
     info["source"] = _source(target)
     info["docstring"] = inspect.getdoc(target) or ""
@@ -85,6 +83,14 @@ def describe(record: PluginRecord, target: object, reward: RewardInfo) -> dict[s
     info["audit_accept"] = [f"{probe} ({reason})" for probe, reason in meta.audit_accept]
     info["examples"] = [asdict(e) for e in meta.examples]
     return info
+
+
+def _kwargs(reward: RewardInfo) -> str:
+    """Each kwarg with what it takes (its type, or the values a ``Literal`` allows)."""
+    named = [f"{k}: {reward.kwarg_type(k)}" for k in reward.accepted_kwargs]
+    if reward.accepts_var_kwargs:
+        named.append("any other (**kwargs)" if named else "any (**kwargs)")
+    return ", ".join(named) or "none"
 
 
 def _signature(obj: Any, name: str | None = None, drop_first: bool = False) -> str:

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Iterator
 from typing import IO
 
+from ..child import stdout_diverted
+
 _claimed: list[IO[str]] = []  # the rows' private handle on stdout, while claimed
 
 
@@ -37,8 +39,8 @@ def claim_stdout(claim: bool = True) -> Iterator[None]:
         return
     previous = sys.stdout
     previous.flush()
-    saved_fd = _dup_stdout() if previous is sys.__stdout__ else None
-    if saved_fd is None:  # stdout is already redirected in Python (an embedding host, a test)
+    if previous is not sys.__stdout__ or not _has_stdout_fd():
+        # stdout is already redirected in Python (an embedding host, a test), or there is no fd 1
         sys.stdout = sys.stderr
         _claimed.append(previous)
         try:
@@ -47,24 +49,17 @@ def claim_stdout(claim: bool = True) -> Iterator[None]:
             _claimed.pop()
             sys.stdout = previous
         return
-    rows = os.fdopen(os.dup(saved_fd), "w", encoding="utf-8", closefd=True)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    _claimed.append(rows)
-    try:
-        yield
-    finally:
-        _claimed.pop()
-        with contextlib.suppress(OSError, ValueError):
-            rows.close()
-        sys.stderr.flush()
-        os.dup2(saved_fd, 1)
-        os.close(saved_fd)
-        sys.stdout = previous
+    with stdout_diverted() as rows:
+        _claimed.append(rows)
+        try:
+            yield
+        finally:
+            _claimed.pop()
 
 
-def _dup_stdout() -> int | None:
+def _has_stdout_fd() -> bool:
     try:
-        return os.dup(1)
+        os.fstat(1)
     except OSError:  # no file descriptor 1
-        return None
+        return False
+    return True

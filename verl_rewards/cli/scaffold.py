@@ -248,5 +248,7 @@ print(result.scores)  # [1.0]
 ```
 
 Edit `src/{package}/reward.py`; keep its `examples` honest, they are what
-`verl-rewards check` runs.
+`verl-rewards check` runs. `tests/test_{package}.py` tests the example reward
+as generated (the last line against the ground truth, `ignore_case`): when you
+change what `reward.py` scores, change those tests with it, or they fail.
 '''

@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import math
 import signal
-import sys
 import threading
 import time
 from collections import Counter
@@ -26,10 +25,14 @@ from ..scorer import Scorer
 from . import runrecord
 from .claim import claimed
 from .errors import InputError, UsageError
-from .rowbase import Batch, Sink, WriteMode, is_stdio, label, too_few_rows
+from .output import progress_bar, say
+from .rowbase import Sink, WriteMode, is_stdio, label, too_few_rows
 from .rowio import last_row, open_sink, read_batches
+from .rowsamples import ADDED, Expanded, chunks, expand_batch
 
 SHOWN_ERRORS = 3  # distinct error texts kept for --verbose and the all-failed message
+EXPLANATION = "explanation"  # a reward's extra key saying why a sample scored what it did
+SHOWN_EXPLANATIONS = 3  # rows whose explanation --verbose prints
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,11 +58,17 @@ class Tally:
         self.statuses: Counter[str] = Counter()
         self.error_types: Counter[str] = Counter()
         self.errors: dict[str, None] = {}  # the first distinct errors
+        self.explanations: list[tuple[int, str]] = []  # (row, text): the first rows with one
         self.ok_sum = 0.0
         self.begin = self.start = self.end = time.perf_counter()
 
     def add(self, result: BatchResult, skip: bool) -> None:
         """Count one batch's results."""
+        for offset, text in enumerate(result.extra_info.get(EXPLANATION, ())):
+            if len(self.explanations) >= SHOWN_EXPLANATIONS:
+                break
+            if isinstance(text, str) and text:
+                self.explanations.append((self.written + offset + 1, text))
         self.scored += len(result.statuses)
         self.statuses.update(result.statuses)
         if skip:
@@ -90,7 +99,7 @@ def run(scorer: Scorer, plan: Plan) -> Tally:
 
 
 def _run(scorer: Scorer, plan: Plan) -> Tally:
-    total = None if is_stdio(plan.source) else _validate_input(plan.source, plan.columns)
+    total, expands = (None, True) if is_stdio(plan.source) else _validate_input(plan.source, plan.columns)
     if total == 0 and not plan.allow_empty:
         raise _empty(plan.source)
     record = None if is_stdio(plan.target) else runrecord.RunRecord.of(
@@ -111,7 +120,7 @@ def _run(scorer: Scorer, plan: Plan) -> Tally:
         if record is not None:
             runrecord.check_resume(plan.target, record, kept)
         with _sigterm_as_interrupt():
-            _stream(scorer, plan, sink, begin, total, tally)
+            _stream(scorer, plan, sink, begin, (total, expands), tally)
         if not tally.written and not plan.allow_empty:
             raise _empty(plan.source)
         begin()  # an empty input (--allow-empty), or a resume with nothing left
@@ -122,7 +131,7 @@ def _run(scorer: Scorer, plan: Plan) -> Tally:
         if isinstance(e, ExecutorError) and started:  # the executor gave up: what is written stays
             raise ExecutorError(f"{e}; {_kept(plan, tally)}") from e
         if isinstance(e, KeyboardInterrupt):
-            print(f"verl-rewards: interrupted: {_kept(plan, tally)}", file=sys.stderr)
+            say("interrupted", _kept(plan, tally))
         raise
     sink.close()
     return tally
@@ -162,50 +171,66 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _stream(
-    scorer: Scorer, plan: Plan, sink: Sink, begin: Callable[[], None], total: int | None,
-    tally: Tally,
+    scorer: Scorer, plan: Plan, sink: Sink, begin: Callable[[], None],
+    counted: tuple[int | None, bool], tally: Tally,
 ) -> None:
+    total, expands = counted
     size = plan.batch_size or (_auto_batch(total) if total is not None else 256)
     skip = scorer.config.on_error == "skip"
     with contextlib.ExitStack() as stack, _progress(scorer, plan, total, tally.kept) as bar:
-        for batch in _batches(plan, size, tally.kept, validated=total is not None):
-            samples = _samples(batch, plan.source, plan.columns)
+        for part in _batches(plan, size, tally.kept, validated=total is not None, expands=expands):
+            samples = _samples(part, plan.source, plan.columns)
             if not tally.scored:
                 stack.enter_context(scorer)
                 tally.start = time.perf_counter()
-            result = _score_batch(scorer, samples, batch, plan.source, tally.written)
+            result = _score_batch(scorer, samples, part, plan.source, tally.written)
             begin()
-            sink.write(batch, produced_columns(result, skip))
+            sink.write(part.batch, produced_columns(result, skip))
             tally.add(result, skip)
             bar.update(len(samples))
         tally.end = time.perf_counter()
 
 
-def _batches(plan: Plan, size: int, kept: int, validated: bool) -> Iterator[Batch]:
-    """The input after the ``kept`` rows. stdin cannot be hashed up front: there the last
-    kept row must be the row the output ended with, or the resume is refused."""
+def _batches(plan: Plan, size: int, kept: int, validated: bool, expands: bool) -> Iterator[Expanded]:
+    """The input's samples after the ``kept`` ones (rows an earlier run wrote), in pieces of
+    at most ``size``. When no row lists several responses, a kept row is an input row, and
+    the reader skips them; else the samples are counted from the start. stdin cannot be
+    hashed up front: there the last kept sample must be the row the output ended with, or
+    the resume is refused."""
+    if not expands:
+        yield from chunks(_expanded(plan, size, kept, validated), size)
+        return
     if not (is_stdio(plan.source) and kept):
-        yield from read_batches(plan.source, size, skip=kept, validated=validated)
+        yield from chunks(_expanded(plan, size, 0, validated), size, skip=kept)
         return
     ended = last_row(plan.target) or {}
     seen = 0
-    for batch in read_batches(plan.source, size):
-        if seen + len(batch.rows) < kept:
-            seen += len(batch.rows)
+    for part in chunks(_expanded(plan, size, 0, validated), size):
+        if seen + len(part) < kept:
+            seen += len(part)
             continue
         if seen < kept:
             start = kept - seen
-            _check_boundary(plan, kept, ended, batch.rows[start - 1])
-            batch, seen = Batch(batch.rows[start:], batch.where[start:]), kept
-        seen += len(batch.rows)
-        if batch.rows:
-            yield batch
+            _check_boundary(plan, kept, ended, part.batch.rows[start - 1])
+            part, seen = part.slice(start), kept
+        seen += len(part)
+        if len(part):
+            yield part
     if seen < kept:
         raise too_few_rows(plan.source, kept)
 
 
+def _expanded(plan: Plan, size: int, skip: int, validated: bool) -> Iterator[Expanded]:
+    """Each batch of input rows (after ``skip`` rows) as the samples it holds."""
+    number = skip
+    for batch in read_batches(plan.source, size, skip=skip, validated=validated):
+        yield expand_batch(batch, plan.columns, plan.source, number)
+        number += len(batch.rows)
+
+
 def _check_boundary(plan: Plan, kept: int, ended: dict[str, Any], row: dict[str, Any]) -> None:
-    differ = [c for c in (plan.columns.get(k, k) for k in REQUIRED) if ended.get(c) != row.get(c)]
+    compared = dict.fromkeys([*(plan.columns.get(k, k) for k in REQUIRED), *ADDED])
+    differ = [c for c in compared if ended.get(c) != row.get(c)]
     if differ:
         raise UsageError(
             f"cannot resume {plan.target}: its last row ({kept}) is not row {kept} of "
@@ -228,60 +253,68 @@ def produced_columns(result: BatchResult, skip: bool) -> dict[str, list[Any]]:
     return columns
 
 
-def _validate_input(path: Path, columns: Mapping[str, str]) -> int:
-    """Read the whole input once, before any worker starts: bad rows exit 2 with file and line."""
-    count = 0
+def _validate_input(path: Path, columns: Mapping[str, str]) -> tuple[int, bool]:
+    """Read the whole input once, before any worker starts: bad rows exit 2 with file and
+    line. The samples it holds, and whether a row lists several responses."""
+    count, expands, number = 0, False, 0
     for batch in read_batches(path, 1024):
-        _samples(batch, path, columns)
-        count += len(batch.rows)
-    return count
+        part = expand_batch(batch, columns, path, number, arrow=False)
+        _samples(part, path, columns)
+        count += len(part)
+        expands |= part.expanded
+        number += len(batch.rows)
+    return count, expands
 
 
-def _samples(batch: Batch, path: Path, columns: Mapping[str, str]) -> list[Sample]:
-    rows = batch.rows if not columns else [_mapped(row, columns) for row in batch.rows]
+def _samples(part: Expanded, path: Path, columns: Mapping[str, str]) -> list[Sample]:
+    rows = part.fields
     try:
         return as_samples(rows)
     except SampleError as e:
         message = str(e).removeprefix(f"sample {e.index}: ")  # the line says which
-        missing = [k for k in REQUIRED if k not in rows[e.index]] if isinstance(rows[e.index], dict) else []
+        missing = [k for k in REQUIRED if k not in rows[e.index]]
         if missing:
-            message += _columns_found(batch.rows[e.index], missing, columns)
-        raise InputError(f"{label(path, 'input')}, {batch.where[e.index]}: {message}") from e
-
-
-def _mapped(row: dict[str, Any], columns: Mapping[str, str]) -> dict[str, Any]:
-    """``row`` with each sample field read from the column ``--columns`` names for it."""
-    mapped = {k: v for k, v in row.items() if k not in columns}
-    mapped.update((field, row[column]) for field, column in columns.items() if column in row)
-    return mapped
+            message += _columns_found(part.batch.rows[e.index], missing, columns)
+        raise InputError(f"{label(path, 'input')}, {part.batch.where[e.index]}: {message}") from e
 
 
 def _columns_found(row: dict[str, Any], missing: list[str], columns: Mapping[str, str]) -> str:
     """What a row without a required field has instead, and how to map it."""
-    named = [f"{columns[k]!r} (--columns {k}={columns[k]})" for k in missing if k in columns]
+    named = [_not_there(row, columns[k], k) for k in missing if k in columns]
     found = ", ".join(repr(c) for c in row) or "none"
     if named:
         return f"; it has no column {', '.join(named)}; its columns: {found}"
     example = ",".join(f"{k}=COLUMN" for k in missing)
-    return f"; its columns: {found}; if one holds it under another name, add --columns {example}"
+    hint = f"; its columns: {found}; if one holds it under another name, add --columns {example}"
+    if "ground_truth" in missing and isinstance(row.get("reward_model"), Mapping):
+        keys = ", ".join(repr(k) for k in row["reward_model"]) or "none"
+        hint += (f" (a dotted path reaches into a struct: its 'reward_model' holds {keys}, "
+                 f"not verl's 'ground_truth')")
+    return hint
+
+
+def _not_there(row: dict[str, Any], path: str, field: str) -> str:
+    """A path ``--columns`` names that ``row`` lacks, with what its struct holds instead."""
+    named = f"{path!r} (--columns {field}={path})"
+    head, dot, _ = path.partition(".")
+    if dot and isinstance(row.get(head), Mapping):
+        keys = ", ".join(repr(k) for k in row[head]) or "none"
+        named += f" ({head!r} holds {keys})"
+    return named
 
 
 def _progress(scorer: Scorer, plan: Plan, total: int | None, kept: int) -> Any:
-    from tqdm import tqdm
-
-    show = plan.progress and sys.stderr.isatty()
-    return tqdm(total=None if total is None else max(total - kept, 0), unit="sample",
-                file=sys.stderr, disable=not show, dynamic_ncols=True,
-                desc=scorer.provenance.name)
+    return progress_bar(None if total is None else max(total - kept, 0), scorer.provenance.name,
+                        plan.progress)
 
 
 def _score_batch(
-    scorer: Scorer, samples: list[Sample], batch: Batch, path: Path, offset: int
+    scorer: Scorer, samples: list[Sample], part: Expanded, path: Path, offset: int
 ) -> BatchResult:
     try:
         return scorer.score(samples)
     except RewardError as e:  # its index counts from this batch's start
-        cause = f"{e.cause} ({label(path, 'input')}, {batch.where[e.index]})"
+        cause = f"{e.cause} ({label(path, 'input')}, {part.batch.where[e.index]})"
         raise RewardError(e.plugin, offset + e.index, cause) from e
 
 

@@ -118,6 +118,15 @@ HOSTS: Mapping[str, HostSkip] = {
         "NeMo-Gym's BaseVerifyResponse.mask_sample excludes a sample whose reward is not a valid "
         "measurement",
         counted="`failure_kind`, `failure_reason`"),
+    "serve_ors": HostSkip(
+        "`verl-rewards serve --tasks` (Open Reward Standard `submit`)", "honour",
+        "the tool output's `reward` is `None` (`finished: true`), its `metadata` has `status` and "
+        "`error`; TRL's `OpenRewardSpec` then gives `None`, left out of training; `score_group` "
+        "answers an error event for a group with a failed candidate",
+        "ToolOutput.reward is optional (no reward observed), and TRL's OpenRewardSpec reward "
+        "function returns None for a rollout without one; GroupScore.reward is required, and "
+        "ORS says never to fabricate one",
+        counted="`metadata.status`, `/metrics`"),
     "trainer": HostSkip(
         "the reference trainer", "honour",
         "masked out of its group's mean and std and out of the loss",

@@ -27,8 +27,9 @@ from importlib import metadata
 from typing import Any, NamedTuple
 
 from ..config import OnError, RewardConfig
-from ..errors import ConfigError
+from ..errors import ConfigError, RewardKwargsError
 from ..limits import AUTO, Timeout
+from ..preflight import rekeyed
 from ..results import BatchResult
 from ..samples import Sample, message_text, normalise_prompt
 from ..scorer import Scorer
@@ -96,10 +97,13 @@ def reward_func(
     reward's model loads where it scores), so a wrong name, kwarg or signature
     fails here rather than in the first training step.
     """
-    scorer = Scorer.from_config({
-        "on_error": on_error, "error_score": error_score, "timeout_s": timeout_s,
-        "max_concurrency": max_concurrency, **_selection(plugin, reward, kwargs),
-    }, defaults=ADAPTER_DEFAULTS)
+    try:
+        scorer = Scorer.from_config({
+            "on_error": on_error, "error_score": error_score, "timeout_s": timeout_s,
+            "max_concurrency": max_concurrency, **_selection(plugin, reward, kwargs),
+        }, defaults=ADAPTER_DEFAULTS)
+    except RewardKwargsError as e:  # named as the caller wrote it, not as the CLI's key
+        raise rekeyed(e, _kwargs_argument if reward is None else _section_kwargs) from None
     check_skip("trl", scorer.config.on_error)
     columns = _columns(ground_truth_column, data_source, data_source_column, extra_info_columns)
     cls = AsyncPluginReward if _use_async(scorer.info.is_async, async_) else PluginReward
@@ -117,6 +121,16 @@ def _selection(plugin: str | None, reward: Mapping[str, Any] | None,
         raise ConfigError("with reward={...}, put kwargs inside it (reward['kwargs'], or "
                           "reward['rewards'][NAME]['kwargs'])")
     return dict(reward)
+
+
+def _kwargs_argument(component: str | None) -> str:
+    """Where a ``reward_func(plugin, kwargs=...)`` caller wrote the reward's kwargs."""
+    return "kwargs="
+
+
+def _section_kwargs(component: str | None) -> str:
+    """Where a ``reward_func(reward={...})`` caller wrote a reward's kwargs."""
+    return "reward['kwargs']" if component is None else f"reward['rewards'][{component!r}]['kwargs']"
 
 
 def _default_name(spec: RewardSpec) -> str:

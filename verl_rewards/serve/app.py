@@ -13,53 +13,57 @@ nothing.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
-from aiohttp.http_exceptions import HttpProcessingError
 
 from ..config import OnError
 from ..errors import BadRequest, QueueFull, RewardError, ServiceStopping
 from ..results import BatchResult, Provenance
 from ..spec import ScoreIdentity
 from ..wire import dumps, plain, provenance_to_json
-from .admission import ByteBudget, Held
+from .admission import ByteBudget
 from .auth import token_matches
 from .batching import BatchQueue
+from .intake import (
+    BUDGET,
+    DRAINING,
+    IDENTITY,
+    KEEPER,
+    METRICS,
+    ORS_INFO,
+    PROVENANCE,
+    QUEUE,
+    SETTINGS,
+    admit,
+    read_json,
+    submit_samples,
+)
 from .metrics import CONTENT_TYPE, Metrics
 from .pool import PoolKeeper, PoolUnavailable
 from .protocols import Parsed, Protocol, parse_seed_session, protocols_for
-from .settings import MIB, ServeSettings
+from .settings import ServeSettings
+
+if TYPE_CHECKING:
+    from .ors.tasks import TaskSet
 
 log = logging.getLogger("verl_rewards.serve")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-OPEN_PATHS = frozenset({"/healthz"})
+OPEN_PATHS = frozenset({"/healthz", "/health"})  # /health: the Open Reward Standard's
 POOL_WAIT_S = 600.0  # how long a batch waits for a starting pool before its requests get 503
-# Deeper JSON is refused before scoring: no protocol needs it, and a body nested
-# past Python's recursion limit would fail wherever it is walked (an echo, a pickle).
-MAX_JSON_DEPTH = 100
-
-SETTINGS = web.AppKey("settings", ServeSettings)
-KEEPER = web.AppKey("keeper", PoolKeeper)
-QUEUE = web.AppKey("queue", BatchQueue)
-BUDGET = web.AppKey("budget", ByteBudget)
-METRICS = web.AppKey("metrics", Metrics)
-PROVENANCE = web.AppKey("provenance", Provenance)
-IDENTITY = web.AppKey("identity", ScoreIdentity)
-DRAINING = web.AppKey("draining", list)  # non-empty once SIGTERM arrived
 
 
 def build_app(settings: ServeSettings, keeper: PoolKeeper, metrics: Metrics,
               provenance: Provenance, identity: ScoreIdentity,
-              on_error: OnError = "score") -> web.Application:
+              on_error: OnError = "score", tasks: TaskSet | None = None) -> web.Application:
     """The application for one reward pool (``identity``: what decides its scores; its
     section says ``on_error``); the pool starts with the application (``AppRunner.setup``)
-    and closes with it (``AppRunner.cleanup``)."""
+    and closes with it (``AppRunner.cleanup``). With ``tasks``, it also serves the reward
+    as an Open Reward Standard environment over them (needs the ``openreward`` package)."""
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[_count_requests, _errors, _require_token])
     queue = BatchQueue(lambda batches: keeper.score_together(batches, POOL_WAIT_S), metrics,
@@ -75,6 +79,11 @@ def build_app(settings: ServeSettings, keeper: PoolKeeper, metrics: Metrics,
     app.router.add_post("/seed_session", _seed_session)
     for path, protocol in protocols_for(on_error).items():
         app.router.add_post(path, _scoring_handler(protocol))
+    if tasks is not None:
+        from .ors.routes import add_routes
+        from .ors.tasks import environment_name
+
+        add_routes(app, environment_name(provenance), tasks, on_error)
     return app
 
 
@@ -105,26 +114,41 @@ async def _count_requests(request: web.Request, handler: Handler) -> web.StreamR
 
 @web.middleware
 async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Every error as ``{"error": message}`` with its status: the service's domain
-    errors, aiohttp's own (404, 405, 413), and a bug (500, traceback in the log)."""
-    retry = {"Retry-After": str(request.app[SETTINGS].retry_after_s)}
+    """Every error as ``{"error": message}`` with its status (on the Open Reward Standard's
+    routes also as ``detail``): the service's domain errors, aiohttp's own (404, 405, 413),
+    and a bug (500, traceback in the log)."""
     try:
         return await handler(request)
-    except BadRequest as e:
-        return _error(e.status, e.message, e.headers)
-    except QueueFull as e:
-        return _error(429, str(e), retry)
-    except (PoolUnavailable, ServiceStopping) as e:
-        return _error(503, str(e), retry)
-    except RewardError as e:  # on_error=raise: the request's own sample failed
-        return _error(500, str(e))
-    except web.HTTPException as e:
+    except Exception as e:  # noqa: BLE001 - every error becomes an answer
+        return _answer_error(request, e)
+
+
+def _answer_error(request: web.Request, e: Exception) -> web.Response:
+    retry = {"Retry-After": str(request.app[SETTINGS].retry_after_s)}
+    ors = _is_ors(request)
+    if isinstance(e, BadRequest):
+        return _error(e.status, e.message, e.headers, ors)
+    if isinstance(e, QueueFull):
+        return _error(429, str(e), retry, ors)
+    if isinstance(e, (PoolUnavailable, ServiceStopping)):
+        return _error(503, str(e), retry, ors)
+    if isinstance(e, RewardError):  # on_error=raise: the request's own sample failed
+        return _error(500, str(e), None, ors)
+    if isinstance(e, web.HTTPException):
         if e.status < 400:
-            raise
-        return _error(e.status, _http_message(request, e), _kept_headers(e))
-    except Exception as e:  # a bug: the client hears that much, the log the rest
-        log.exception("%s %s failed", request.method, request.path)
-        return _error(500, f"internal error ({type(e).__name__}); the server log has the details")
+            raise e
+        return _error(e.status, _http_message(request, e), _kept_headers(e), ors)
+    # a bug: the client hears that much, the log the rest
+    log.exception("%s %s failed", request.method, request.path, exc_info=e)
+    return _error(500, f"internal error ({type(e).__name__}); the server log has the details", None, ors)
+
+
+def _is_ors(request: web.Request) -> bool:
+    if ORS_INFO not in request.app:
+        return False
+    from .ors.routes import is_ors
+
+    return is_ors(request.match_info.handler)
 
 
 @web.middleware
@@ -132,14 +156,19 @@ async def _require_token(request: web.Request, handler: Handler) -> web.StreamRe
     token = request.app[SETTINGS].token
     if token is None or request.path in OPEN_PATHS:
         return await handler(request)
-    if not token_matches(token, request.headers.get("Authorization"), request.query.get("token")):
-        raise BadRequest(401, "missing or wrong token: send 'Authorization: Bearer TOKEN' or ?token=TOKEN",
+    if not token_matches(token, request.headers.get("Authorization"), request.query.get("token"),
+                         request.headers.get("X-API-Key")):
+        raise BadRequest(401, "missing or wrong token: send 'Authorization: Bearer TOKEN' or ?token=TOKEN "
+                              "(Open Reward Standard clients: 'X-API-Key: TOKEN', their OPENREWARD_API_KEY)",
                          {"WWW-Authenticate": 'Bearer realm="verl-rewards"'})
     return await handler(request)
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
-    return web.json_response({"error": message}, status=status, headers=headers)
+def _error(status: int, message: str, headers: dict[str, str] | None = None,
+           ors: bool = False) -> web.Response:
+    # ORS clients read an error's `detail` (the openreward server's field)
+    body = {"error": message, "detail": message} if ors else {"error": message}
+    return web.json_response(body, status=status, headers=headers)
 
 
 def _http_message(request: web.Request, e: web.HTTPException) -> str:
@@ -186,12 +215,15 @@ async def _info(request: web.Request) -> web.Response:
         "pool": request.app[KEEPER].describe,
         "limits": {"max_body_bytes": settings.max_body_bytes, "max_samples": settings.max_samples,
                    "max_queue": settings.max_queue, "max_queue_bytes": settings.max_queue_bytes},
+        # The Open Reward Standard environment (serve --tasks): its base URL is this service's
+        "ors_url": str(request.url.origin()) if ORS_INFO in request.app else None,
+        "ors": request.app.get(ORS_INFO),
     })
 
 
 async def _seed_session(request: web.Request) -> web.Response:
-    with _admit(request) as held:
-        parse_seed_session(await _read_json(request, held, allow_empty=True), None)
+    with admit(request) as held:
+        parse_seed_session(await read_json(request, held, allow_empty=True), None)
     return web.json_response({})
 
 
@@ -201,8 +233,8 @@ async def _seed_session(request: web.Request) -> web.Response:
 def _scoring_handler(protocol: Protocol) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
         # The bytes stay held until the answer is built: the parsed request lives that long.
-        with _admit(request) as held:
-            body = await _read_json(request, held)
+        with admit(request) as held:
+            body = await read_json(request, held)
             parsed = protocol.parse(body, request.app[SETTINGS].data_source)
             del body
             answer = protocol.format(parsed, await _score(request, parsed))
@@ -213,85 +245,4 @@ def _scoring_handler(protocol: Protocol) -> Handler:
 
 
 async def _score(request: web.Request, parsed: Parsed) -> BatchResult:
-    app = request.app
-    settings, keeper = app[SETTINGS], app[KEEPER]
-    n = len(parsed.samples)
-    if n > settings.max_samples:
-        raise BadRequest(413, f"{n} samples in one request; the limit is {settings.max_samples} "
-                              f"(--max-samples): split the request")
-    if n == 0:
-        return BatchResult([], [], [], {}, app[PROVENANCE])
-    if app[DRAINING]:
-        raise ServiceStopping("the service is shutting down")
-    if keeper.state == "failed":
-        status = keeper.status()
-        raise PoolUnavailable(f"the reward pool is {status['state']}: {status['last_error']}; see /readyz")
-    try:
-        return await app[QUEUE].score(parsed.samples)
-    except (QueueFull, PoolUnavailable, RewardError):
-        raise
-    except Exception as e:  # the pool failed twice on this batch: retryable
-        raise PoolUnavailable(f"the reward pool failed while scoring: {type(e).__name__}: {e}; "
-                              f"see /readyz") from e
-
-
-# -- the body -----------------------------------------------------------------------
-
-
-def _admit(request: web.Request) -> Held:
-    """Reserve the request's bytes before reading them: 413 past the body limit, 429
-    past the bytes held. A body of unknown size (chunked, compressed) reserves the
-    body limit until it is read."""
-    settings = request.app[SETTINGS]
-    limit = settings.max_body_bytes
-    length = request.content_length
-    if length is not None and length > limit:
-        raise BadRequest(413, f"the body is {length} bytes; the limit is {limit} bytes "
-                              f"(--max-body-mb {limit / MIB:g})")
-    encoded = request.headers.get("Content-Encoding", "identity").lower() != "identity"
-    return request.app[BUDGET].hold(limit if length is None or encoded else length)
-
-
-async def _read_json(request: web.Request, held: Held, allow_empty: bool = False) -> Any:
-    raw = await _read_body(request, request.app[SETTINGS].max_body_bytes)
-    held.resize(len(raw))
-    if allow_empty and not raw.strip():
-        return None
-    try:
-        value = json.loads(raw)
-    except RecursionError:
-        raise BadRequest(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
-    except (UnicodeDecodeError, ValueError) as e:
-        raise BadRequest(400, f"the body is not valid JSON: {e}") from None
-    del raw
-    if _deeper_than(value, MAX_JSON_DEPTH):
-        raise BadRequest(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
-    return value
-
-
-async def _read_body(request: web.Request, limit: int) -> bytearray:
-    """The body, up to ``limit`` bytes (after decompression), kept once: aiohttp's
-    ``read()`` would keep a second copy for the request's lifetime."""
-    body = bytearray()
-    try:
-        while chunk := await request.content.readany():
-            body += chunk
-            if len(body) > limit:
-                raise BadRequest(413, f"the body is over the limit of {limit} bytes (--max-body-mb)")
-    except (ConnectionError, HttpProcessingError) as e:  # a client gone, a malformed chunk
-        raise BadRequest(400, f"the body could not be read: {type(e).__name__}: {e}") from None
-    return body
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests objects or arrays more than ``limit`` deep (iterative:
-    the check itself cannot overflow the stack)."""
-    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
-    return False
-
+    return await submit_samples(request.app, parsed.samples)

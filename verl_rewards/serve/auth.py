@@ -51,13 +51,18 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def token_matches(expected: str, authorization: str | None, query_token: str | None) -> bool:
-    """Constant-time check of a ``Bearer`` header or a ``?token=`` value."""
+def token_matches(expected: str, authorization: str | None, query_token: str | None,
+                  api_key: str | None = None) -> bool:
+    """Constant-time check of a ``Bearer`` header, an ``X-API-Key`` header (``api_key``:
+    the Open Reward Standard clients' credential, their ``OPENREWARD_API_KEY``) or a
+    ``?token=`` value, the first one given."""
     given = ""
     if authorization is not None:
         scheme, _, value = authorization.partition(" ")
         if scheme.lower() == "bearer":
             given = value.strip()
+    if not given and api_key:
+        given = api_key.strip()
     if not given and query_token is not None:
         given = query_token
     return hmac.compare_digest(_bytes(given), _bytes(expected))

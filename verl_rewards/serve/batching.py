@@ -13,7 +13,7 @@ waiting or scoring; a request that would take it past its limit is refused
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -53,6 +53,11 @@ class BatchQueue:
 
     async def score(self, samples: list[Sample]) -> BatchResult:
         """Score ``samples`` in the next batch; :class:`QueueFull` when there is no room."""
+        return await self.submit(samples)
+
+    def submit(self, samples: list[Sample]) -> Awaitable[BatchResult]:
+        """Queue ``samples`` now (:class:`QueueFull`, raised here, when there is no room);
+        await the result for their :class:`BatchResult`."""
         if self._depth and self._depth + len(samples) > self._max_queue:
             raise QueueFull("samples", self._depth, self._max_queue, "--max-queue")
         loop = asyncio.get_running_loop()
@@ -64,11 +69,7 @@ class BatchQueue:
         self._add_depth(len(samples))
         assert self._wake is not None
         self._wake.set()
-        try:
-            return await asyncio.shield(future)  # a caller that goes away leaves its batch intact
-        finally:
-            if not future.done():
-                future.add_done_callback(lambda f: f.exception())  # nobody reads it now
+        return _result(future)
 
     def _add_depth(self, n: int) -> None:
         self._depth += n
@@ -120,6 +121,14 @@ class BatchQueue:
             except asyncio.CancelledError:
                 pass
         self._thread.shutdown(wait=True)
+
+
+async def _result(future: asyncio.Future[BatchResult]) -> BatchResult:
+    try:
+        return await asyncio.shield(future)  # a caller that goes away leaves its batch intact
+    finally:
+        if not future.done():
+            future.add_done_callback(lambda f: f.exception())  # nobody reads it now
 
 
 def _settle(future: asyncio.Future[BatchResult], result: BatchResult | None = None,

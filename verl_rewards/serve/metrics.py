@@ -34,6 +34,8 @@ class Metrics:
                                  "Bytes of the requests being read, parsed, waiting or scored",
                                  registry=r)
         self.ready = Gauge("verl_rewards_pool_ready", "1 while the reward pool is up", registry=r)
+        self.ors_sessions = Gauge("verl_rewards_ors_sessions",
+                                  "Open Reward Standard sessions open (serve --tasks)", registry=r)
         self.restarts = Counter("verl_rewards_pool_restarts", "Reward pools replaced after a failure",
                                 registry=r)
 

@@ -10,6 +10,7 @@ pool, return 0.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import socket
@@ -24,8 +25,10 @@ from ..errors import BindError, ConfigError
 from ..results import Provenance
 from ..scorer import Scorer
 from ..spec import score_identity
-from .app import DRAINING, QUEUE, build_app
+from .app import build_app
+from .intake import DRAINING, QUEUE
 from .metrics import Metrics
+from .ors.tasks import TaskSet, environment_name
 from .pool import PoolKeeper
 from .protocols import refused_endpoints
 from .settings import ServeSettings
@@ -43,6 +46,8 @@ def describe_pool(config: RewardConfig) -> str:
     """One line for /readyz and the start-up message."""
     if config.executor == "local":
         return "local executor (in the server process; development mode)"
+    if config.executor == "process":
+        return f"process executor, {config.num_workers} worker processes (this machine)"
     where = {"cluster": "the Ray cluster's shared pool", "job": "this job's shared pool"}.get(
         str(config.share_pool), "its own pool")
     return f"ray executor, {config.num_workers} workers ({where})"
@@ -50,11 +55,13 @@ def describe_pool(config: RewardConfig) -> str:
 
 def check_pool(settings: ServeSettings, config: RewardConfig) -> None:
     """Refuse pools the service cannot keep its promises on (docs/serve.md)."""
-    if config.executor != "local" or config.remote_url:
+    if config.executor == "ray" or config.remote_url:
         return
     if config.share_pool == "cluster":
-        raise ConfigError("--shared-pool needs reward.executor=ray (a local executor runs in "
-                          "this process and cannot be shared)")
+        raise ConfigError(f"--shared-pool needs reward.executor=ray (a {config.executor} executor "
+                          f"runs on this machine, for this process, and cannot be shared)")
+    if config.executor == "process":
+        return
     if not settings.dev:
         raise ConfigError(LOCAL_IN_PRODUCTION)
 
@@ -65,26 +72,31 @@ def scorer_factory(scorer: Scorer) -> Callable[[], Scorer]:
     return lambda: Scorer(scorer.ref, scorer.config, scorer.info).start()
 
 
-def serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], None]) -> int:
+def serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], None],
+          tasks: TaskSet | None = None) -> int:
     """Serve ``scorer``'s reward (validated, not started) until SIGTERM or Ctrl-C; 0
-    after a clean drain. :class:`BindError` when the address cannot be had."""
+    after a clean drain. With ``tasks``, also as an Open Reward Standard environment.
+    :class:`BindError` when the address cannot be had."""
     check_pool(settings, scorer.config)
-    return asyncio.run(_serve(settings, scorer, say))
+    return asyncio.run(_serve(settings, scorer, say, tasks))
 
 
-async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], None]) -> int:
+async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], None],
+                 tasks: TaskSet | None) -> int:
     sockets = bind(settings.host, settings.port)  # before anything starts
     metrics = Metrics()
     describe = describe_pool(scorer.config)
     keeper = PoolKeeper(scorer_factory(scorer), metrics, describe)
-    app = build_app(settings, keeper, metrics, Provenance.of(scorer.ref),
-                    score_identity(scorer.ref, scorer.config), scorer.config.on_error)
+    provenance = Provenance.of(scorer.ref)
+    app = build_app(settings, keeper, metrics, provenance,
+                    score_identity(scorer.ref, scorer.config), scorer.config.on_error, tasks)
     runner = web.AppRunner(app, handle_signals=False, access_log=None, logger=http_log,
                            shutdown_timeout=settings.drain_timeout_s)
     http_log.addFilter(_one_line_for_malformed_requests)
     stop = _stop_event()
     try:
         await runner.setup()  # starts the pool in the background (cleanup_ctx)
+        freeze_startup_objects()
         for sock in sockets:
             await web.SockSite(runner, sock).start()
         for address in runner.addresses:
@@ -92,6 +104,8 @@ async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], N
             shown = f"[{host}]" if ":" in host else host
             say(f"verl-rewards serve: {scorer.ref.display_name} on {describe}; "
                 f"listening on http://{shown}:{port}{' (token required)' if settings.token else ''}")
+            if tasks is not None:
+                say(ors_line(provenance, tasks, f"http://{shown}:{port}"))
         if refused := refused_endpoints(scorer.config.on_error):
             say(f"verl-rewards serve: on_error=skip: {', '.join(refused)} answer every request 409 "
                 f"(their trainers cannot leave one sample out; see docs/skip.md)")
@@ -104,6 +118,23 @@ async def _serve(settings: ServeSettings, scorer: Scorer, say: Callable[[str], N
             sock.close()
     say("verl-rewards serve: stopped")
     return 0
+
+
+def freeze_startup_objects() -> None:
+    """Move what start-up created (modules, the reward, the application) out of the
+    garbage collector's reach. A process that imported the reward's and the protocols'
+    libraries holds hundreds of thousands of objects, and each full collection, which
+    the requests' own objects trigger now and then, walked them all: a pause of 100-250
+    ms for every request in flight. Start-up's own garbage is collected first."""
+    gc.collect()
+    gc.freeze()
+
+
+def ors_line(provenance: Provenance, tasks: TaskSet, url: str) -> str:
+    """The start-up line that gives the Open Reward Standard environment's base URL."""
+    splits = ", ".join(f"{name}: {n} tasks" for name, n in tasks.counts().items())
+    return (f"verl-rewards serve: Open Reward Standard environment {environment_name(provenance)!r} "
+            f"({splits}; tool submit(answer)) at ors_url {url}")
 
 
 def bind(host: str, port: int) -> list[socket.socket]:

@@ -31,6 +31,7 @@ class ServeSettings:
     drain_timeout_s: float = 300.0  # on SIGTERM: how long in-flight requests may take
     data_source: str | None = None  # for protocols without one (default: the protocol's name)
     dev: bool = False  # development mode: allows reward.executor=local (docs/serve.md)
+    max_sessions: int = 16384  # open Open Reward Standard sessions (serve --tasks); 429 past this
 
     def __post_init__(self) -> None:
         if self.max_queue_bytes < self.max_body_bytes:

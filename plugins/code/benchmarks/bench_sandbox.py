@@ -1,7 +1,7 @@
 """code_exec throughput next to bare subprocesses, per test form and language, in one run.
 
     python plugins/code/benchmarks/bench_sandbox.py [--rounds 3] [--workers 2]
-        [--forms asserts,stdin] [--languages python,cpp,java,javascript,rust] [--cold] [--profile RUNS]
+        [--forms asserts,stdin] [--languages python,cpp,java,javascript,rust,c] [--cold] [--profile RUNS]
 
 Problems (``problems.py``, written for this project): 24 HumanEval-like
 problems, each a canonical solution and its ``check(candidate)`` block scored
@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from problems import ASSERT_PROBLEMS, STDIN_PROBLEMS
 
 PUBLISHED = {"SandboxFusion": 0.23, "verl prime executor": 0.39, "ScaleBox": 0.61}
-FENCE = {"python": "python", "cpp": "cpp", "java": "java", "javascript": "javascript", "rust": "rust"}
+FENCE = {"python": "python", "cpp": "cpp", "java": "java", "javascript": "javascript", "rust": "rust", "c": "c"}
 
 
 # ---------------------------------------------------------------- the tasks
@@ -122,6 +122,8 @@ def bare_command(language: str, source: str, where: str) -> tuple[list[str], str
         subprocess.run([part.format(io=io) for part in job.command], cwd=work, check=True, capture_output=True)
     job = languages.run_job(language, source, build, Limits(), cgroups=True)
     assert job.command is not None
+    for file, text in job.files.items():  # what the command reads beside the program (node's preload)
+        Path(io, file).write_text(text)
     return [part.format(io=io, build=build) for part in job.command], work, {**program_env(work), **job.env}
 
 

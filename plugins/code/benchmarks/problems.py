@@ -393,6 +393,8 @@ STDIN_PROBLEMS = [
                     "System.out.println(t);}}\n",
             "javascript": "const v=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);"
                           "console.log(v.slice(1).reduce((a,b)=>a+b,0));\n",
+            "c": "#include <stdio.h>\nint main(void){long long n,s=0,x;if(scanf(\"%lld\",&n)!=1)return 1;"
+                 "while(n--&&scanf(\"%lld\",&x)==1)s+=x;printf(\"%lld\\n\",s);return 0;}\n",
         },
     ),
     StdinProblem(
@@ -412,6 +414,9 @@ STDIN_PROBLEMS = [
                     "System.out.println(String.join(\" \",w));}}\n",
             "javascript": "const w=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/);"
                           "console.log(w.reverse().join(' '));\n",
+            "c": "#include <stdio.h>\n#include <string.h>\nint main(void){static char w[1000][64];int n=0;"
+                 "while(n<1000&&scanf(\"%63s\",w[n])==1)n++;for(int i=n-1;i>=0;i--)"
+                 "printf(\"%s%s\",w[i],i?\" \":\"\\n\");return 0;}\n",
         },
     ),
     StdinProblem(
@@ -433,6 +438,9 @@ STDIN_PROBLEMS = [
                     "if(!c[i]){k++;for(long j=(long)i*i;j<=n;j+=i)c[(int)j]=true;}System.out.println(k);}}\n",
             "javascript": "const n=Number(require('fs').readFileSync(0,'utf8'));const c=new Uint8Array(n+1);let k=0;"
                           "for(let i=2;i<=n;i++)if(!c[i]){k++;for(let j=i*i;j<=n;j+=i)c[j]=1;}console.log(k);\n",
+            "c": "#include <stdio.h>\n#include <stdlib.h>\nint main(void){int n,k=0;if(scanf(\"%d\",&n)!=1)return 1;"
+                 "char*c=calloc(n+1,1);for(int i=2;i<=n;i++)if(!c[i]){k++;for(long long j=(long long)i*i;j<=n;j+=i)"
+                 "c[j]=1;}printf(\"%d\\n\",k);return 0;}\n",
         },
     ),
 ]

@@ -32,15 +32,15 @@ def test_apps_and_livecodebench_forms_become_the_same_call_tests() -> None:
         ProgramTest("", None, None, Call("add", [-1, 1], [0])),
     ]
     assert parse_tests(LCB_ADD) == [
-        ProgramTest("", None, None, Call("add", [1, 2], 3)),
-        ProgramTest("", None, None, Call("add", [-1, 1], 0)),
+        ProgramTest("", None, None, Call("add", [1, 2], 3, wrapped=False)),
+        ProgramTest("", None, None, Call("add", [-1, 1], 0, wrapped=False)),
     ]
 
 
 def test_json_string_keys_that_read_as_integers_become_integers() -> None:
     # As APPS's and prime_code's evaluators undo JSON's string keys (first argument, expected value).
     truth = {"fn_name": "f", "inputs": ['{"1": "a"}\n{"x": 1}'], "outputs": ['{"2": 3}']}
-    assert parse_tests(truth)[0].call == Call("f", [{1: "a"}, {"x": 1}], {2: 3})
+    assert parse_tests(truth)[0].call == Call("f", [{1: "a"}, {"x": 1}], {2: 3}, wrapped=False)
     assert parse_tests({"fn_name": "f", "inputs": [[{"k": 1}]], "outputs": [[{"7": 1}]]})[0].call == Call(
         "f", [{"k": 1}], [{7: 1}]
     )
@@ -224,3 +224,58 @@ def test_a_call_cannot_be_forged(program: str) -> None:
 
 def test_stop_iteration_from_the_called_function_is_an_error_not_a_value() -> None:
     assert score("def add(a, b):\n    raise StopIteration\n") == (0.0, "error,error")
+
+
+# --------------------------------------- APPS's wrapping only in APPS's form (issue 33, item 3)
+
+
+def test_a_one_element_list_is_unwrapped_only_for_apps_form() -> None:
+    assert returns_match(1, [1]) and returns_match(1, [1], wrapped=True)
+    assert not returns_match(1, [1], wrapped=False)
+    assert returns_match([1], [1], wrapped=False) and returns_match((1,), [1], wrapped=False)
+
+
+def test_a_bare_value_where_json_lines_want_a_list_fails() -> None:
+    # LiveCodeBench's and prime_code's outputs are the value itself: "[1]" is a list.
+    bare, listed = "def f(x):\n    return x\n", "def f(x):\n    return [x]\n"
+    json_lines = {"fn_name": "f", "inputs": ["1", "2"], "outputs": ["[1]", "[2]"]}
+    assert score(bare, json_lines) == (0.0, "fail,fail")
+    assert score(listed, json_lines) == (1.0, "pass,pass")
+    # APPS's form wraps the value: both are accepted there, as APPS's evaluator does.
+    apps = {"fn_name": "f", "inputs": [[1], [2]], "outputs": [[1], [2]]}
+    assert score(bare, apps) == score(listed, {**apps, "outputs": [[[1]], [[2]]]}) == (1.0, "pass,pass")
+
+
+# ---------------------------------------- library values (issue 33, item 2)
+
+LIBRARY_RETURNS = [
+    ("Counter", "from collections import Counter\ndef f(s):\n    return Counter(s)\n", '"aab"', '{"a": 2, "b": 1}'),
+    ("defaultdict", "from collections import defaultdict\ndef f(s):\n    d = defaultdict(int)\n"
+     "    for c in s:\n        d[c] += 1\n    return d\n", '"aab"', '{"a": 2, "b": 1}'),
+    ("OrderedDict", "from collections import OrderedDict\ndef f(s):\n    return OrderedDict((c, s.count(c)) for c in s)\n",
+     '"aab"', '{"a": 2, "b": 1}'),
+    ("namedtuple", "from collections import namedtuple\nP = namedtuple('P', 'lo hi')\ndef f(s):\n"
+     "    return P(min(s), max(s))\n", '"aab"', '["a", "b"]'),
+    ("NumPy int64", "import numpy as np\ndef f(s):\n    return np.int64(len(s))\n", '"aab"', "3"),
+    ("NumPy float64", "import numpy as np\ndef f(s):\n    return np.float64(len(s)) / 2\n", '"aab"', "1.5"),
+    ("Counter by the prelude", "def f(s):\n    return Counter(s)\n", '"aab"', '{"a": 2, "b": 1}'),
+]
+
+
+@pytest.mark.parametrize(("program", "argument", "expected"), [r[1:] for r in LIBRARY_RETURNS],
+                         ids=[r[0] for r in LIBRARY_RETURNS])
+def test_library_values_are_returned_as_their_plain_value(program: str, argument: str, expected: str) -> None:
+    assert score(program, {"fn_name": "f", "inputs": [argument], "outputs": [expected]}) == (1.0, "pass")
+    assert score(program, {"fn_name": "f", "inputs": [argument], "outputs": ["null"]}) == (0.0, "fail")
+
+
+def test_a_counter_subclass_that_forges_equality_cannot_pass_a_call() -> None:
+    program = """
+        class C(Counter):
+            def __eq__(self, other):
+                return True
+            __hash__ = None
+        def f(s):
+            return C()
+        """
+    assert score(program, {"fn_name": "f", "inputs": ['"aab"'], "outputs": ['{"a": 2, "b": 1}']}) == (0.0, "fail")

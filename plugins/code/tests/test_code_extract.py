@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from verl_rewards_code.extract import CodeBlock, code_blocks, extract_code, extract_program
+from verl_rewards_code.extract import CodeBlock, code_blocks, extract, extract_code, extract_program
 
 
 @pytest.mark.parametrize(
@@ -80,3 +80,20 @@ def test_extract_program_takes_the_last_block_of_a_language_it_runs(
 def test_an_unknown_language_is_an_error_naming_the_ones_it_runs() -> None:
     with pytest.raises(ValueError, match="unknown language 'cobol'; code_exec runs python, cpp, java, javascript, rust"):
         extract_program("```\nx\n```", "cobol")
+
+
+@pytest.mark.parametrize(
+    ("response", "tag"),
+    [
+        ("```go\nG\n```", "go"),
+        ("```bash\nB\n```", "bash"),
+        ("```python\nP\n```\nThe same in Go:\n```go\nG\n```", None),  # a block it runs comes first
+        ("```go\nG\n```\nOutput:\n```\n3\n```", None),  # an untagged block is run as Python
+        ("```python3.11\nP\n```", None),
+        ("```py3.10\nP\n```", None),
+        ("no fences", None),
+    ],
+)
+def test_a_program_tagged_with_a_language_the_sandbox_does_not_run_is_named(response: str, tag: str | None) -> None:
+    # Issue 34, item 3: code_exec then runs nothing, where it ran the block as Python.
+    assert extract(response).unrunnable_tag == tag

@@ -13,6 +13,7 @@ import math
 import re
 import time
 from collections.abc import Callable
+from decimal import Decimal
 
 import pytest
 from hypothesis import given, settings
@@ -35,6 +36,10 @@ ADVERSARIAL: dict[str, Callable[[int], tuple[str, str]]] = {
     "signs and digits": lambda n: ("+-" * (n // 4) + "1" * (n // 2) + "x", "1"),
     "carriage returns": lambda n: ("\r" * n + "1", "\r\n" * (n // 2) + "1"),
     "many short tokens": lambda n: ("01 " * (n // 12), "1 " * (n // 12)),
+    # An expected integer against decimals (issue 33: exact value, no float()):
+    "a decimal for a long integer": lambda n: ("1" * (n // 2) + "." + "0" * (n // 2 - 1) + "1", "1" * (n // 2)),
+    "a long exponent for an integer": lambda n: ("1e" + "9" * (n - 2), "1" + "0" * (n - 1)),
+    "zeros shifted by an exponent": lambda n: ("1" + "0" * (n // 2) + "e-" + "9" * 3, "1" + "0" * (n // 2 - 999)),
 }
 
 
@@ -105,7 +110,9 @@ def test_reading_a_calls_value_is_linear() -> None:
     assert time.perf_counter() - started < 5.0
 
 
-# The comparison this module replaced, kept as the reference of its semantics.
+# The comparison this module replaced, kept as the reference of its semantics (with
+# issue 33's rule: an expected integer matches only a token of exactly its value, by
+# Decimal as LiveCodeBench compares, never within the float tolerance).
 _OLD_INTEGER = re.compile(r"([-+]?)0*([0-9]+)")
 _OLD_DECIMAL = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
@@ -116,6 +123,8 @@ def _old_token_match(got: str, want: str) -> bool:
     a, b = _OLD_INTEGER.fullmatch(got), _OLD_INTEGER.fullmatch(want)
     if a and b:
         return (a[2], a[1] == "-" and a[2] != "0") == (b[2], b[1] == "-" and b[2] != "0")
+    if b:
+        return bool(_OLD_DECIMAL.fullmatch(got)) and Decimal(got) == Decimal(want)
     if not (_OLD_DECIMAL.fullmatch(got) and _OLD_DECIMAL.fullmatch(want)):
         return False
     x, y = float(got), float(want)

@@ -59,6 +59,7 @@ def our_score(program: str, tests: dict[str, Any]) -> float:
 ADD = {"fn_name": "add", "inputs": ["1\n2", "-4\n4"], "outputs": ["3", "0"]}
 PAIRS = {"fn_name": "pairs", "inputs": ["3"], "outputs": ["[[0, 1], [1, 2]]"]}
 STDIN = {"inputs": ["1 2\n", "5 5\n"], "outputs": ["3\n", "10\n"]}
+COUNT = {"fn_name": "f", "inputs": ['"aab"'], "outputs": ['{"a": 2, "b": 1}']}
 
 SAMPLES = [
     ("call: right", "def add(a, b):\n    return a + b\n", ADD, 1.0),
@@ -67,8 +68,6 @@ SAMPLES = [
     ("call: LeetCode class", "class Solution:\n    def add(self, a: int, b: int) -> int:\n        return sum([a, b])\n",
      ADD, 1.0),
     ("call: a tuple for a list", "def pairs(n):\n    return tuple([i, i + 1] for i in range(n - 1))\n", PAIRS, 1.0),
-    ("call: wrapped expected value", "def add(a, b):\n    return a + b\n",
-     {**ADD, "outputs": ["[3]", "[0]"]}, 1.0),
     ("call: no float tolerance", "def f(x):\n    return x + 0.2\n",
      {"fn_name": "f", "inputs": ["0.1"], "outputs": ["0.3"]}, 0.0),
     ("call: integer dict keys", "def count(s):\n    return {len(s): s}\n",
@@ -81,6 +80,16 @@ SAMPLES = [
     ("stdin: crashing", "a, b = map(int, input().split())\nprint(a // 0)\n", STDIN, 0.0),
     ("stdin: trailing spaces", "a, b = map(int, input().split())\nprint(a + b, '  ')\n", STDIN, 1.0),
     ("stdin: float close", "print(1 / 3)\n", {"inputs": [""], "outputs": ["0.33333333\n"]}, 1.0),
+    ("stdin: an integer in another spelling", "print('1000000.0')\n", {"inputs": [""], "outputs": ["1000000\n"]},
+     1.0),
+    # Issue 33, item 2: library types compare equal in prime_code (and MBPP, APPS); their plain value here.
+    ("call: a Counter", "def f(s):\n    return Counter(s)\n", COUNT, 1.0),
+    ("call: a defaultdict", "def f(s):\n    d = defaultdict(int)\n    for c in s:\n        d[c] += 1\n    return d\n",
+     COUNT, 1.0),
+    ("call: an OrderedDict", "def f(s):\n    return OrderedDict((c, s.count(c)) for c in s)\n", COUNT, 1.0),
+    ("call: a namedtuple", "P = namedtuple('P', 'lo hi')\ndef f(s):\n    return P(min(s), max(s))\n",
+     {**COUNT, "outputs": ['["a", "b"]']}, 1.0),
+    ("call: a wrong Counter", "def f(s):\n    return Counter(s[1:])\n", COUNT, 0.0),
 ]
 
 
@@ -107,6 +116,21 @@ DIFFERENCES = [
     # prime_code reads call inputs only as JSON lines; APPS/TACO's lists of arguments fail there.
     ("APPS lists of arguments", "def add(a, b):\n    return a + b\n",
      {"fn_name": "add", "inputs": [[1, 2]], "outputs": [[3]]}, (0.0, 1.0)),
+    # Issue 33, item 3: prime_code's outputs are the value (JSON lines), never wrapped, yet it takes
+    # the first item of an expected list: 3 passes for [3]. code_exec unwraps only APPS's form.
+    ("a bare value for a one-element list", "def add(a, b):\n    return a + b\n",
+     {**ADD, "outputs": ["[3]", "[0]"]}, (1.0, 0.0)),
+    # Issue 33, item 1: prime_code compares a number with numpy's allclose (relative 1e-5), also
+    # against an integer; code_exec matches an expected integer only by its exact value.
+    ("a non-integer for an integer", "print(999999.5)\n", {"inputs": [""], "outputs": ["1000000\n"]}, (1.0, 0.0)),
+    ("a float for a 30-digit integer", "print(float(123456789012345678901234567890))\n",
+     {"inputs": [""], "outputs": ["123456789012345678901234567890\n"]}, (1.0, 0.0)),
+    # NumPy scalars fail in prime_code: `value == expected` is a numpy.bool_, which its `is True` check
+    # rejects (and json.dumps, for its report, raises on numpy.int64); code_exec compares their plain value.
+    ("a NumPy int64", "import numpy as np\ndef f(s):\n    return np.int64(len(s))\n",
+     {**COUNT, "outputs": ["3"]}, (0.0, 1.0)),
+    ("a NumPy float64", "import numpy as np\ndef f(s):\n    return np.float64(len(s)) / 2\n",
+     {**COUNT, "outputs": ["1.5"]}, (0.0, 1.0)),
 ]
 
 

@@ -413,3 +413,127 @@ def test_the_assertion_still_catches_the_programs_exceptions_by_their_builtin_ty
         "assert list(iter([1, 2])) == [1, 2] and list(map(parse, ['1', '2'])) == [1, 2]",
     ]
     assert score(program, asserts) == (1.0, "pass,pass,pass,pass")
+
+
+# ----------------------------------------- library values (issue 33, item 2)
+
+LIBRARY_VALUES = """
+    from collections import Counter, OrderedDict, defaultdict, namedtuple
+    from typing import NamedTuple
+    import numpy as np
+    Pair = namedtuple("Pair", "a b")
+    class Point(NamedTuple):
+        x: int
+        y: int
+    class Tally(Counter):
+        pass
+    def count(s):
+        return Counter(s)
+    def ordered():
+        return OrderedDict([("b", 1), ("a", 2)])
+    def grouped(words):
+        groups = defaultdict(list)
+        for w in words:
+            groups[len(w)].append(w)
+        return groups
+    def pair(a, b):
+        return Pair(a, b)
+    def point():
+        return Point(1, 2)
+    def tally(s):
+        return Tally(s)
+    def np_int(x):
+        return np.int64(x)
+    def np_float(x):
+        return np.float64(x) / 2
+    def np_bool():
+        return np.bool_(True)
+    def nested():
+        return [Counter("aa"), Pair(1, [np.int64(2)])]
+    """
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [
+        "assert count('aab') == {'a': 2, 'b': 1}",
+        "assert count('aab') == Counter({'b': 1, 'a': 2})",
+        "assert count('aab')['z'] == 0",  # a Counter's missing key, asked of the program's object
+        "assert count('aab').most_common(1) == [('a', 2)]",
+        "assert ordered() == {'a': 2, 'b': 1} and list(ordered()) == ['b', 'a']",
+        "assert grouped(['a', 'bc', 'd']) == {1: ['a', 'd'], 2: ['bc']}",
+        "assert pair(1, 2) == (1, 2) and pair(1, 2)[1] == 2 and len(pair(1, 2)) == 2",
+        "assert pair(1, 2).a == 1 and pair(1, 2)._asdict() == {'a': 1, 'b': 2}",
+        "assert point() == (1, 2) and point().y == 2 and {point(): 1}[(1, 2)] == 1",
+        "assert tally('aa') == {'a': 2}",
+        "assert np_int(3) == 3 and type(np_int(3)) is int",
+        "assert np_float(1) == 0.5 and abs(np_float(1) - 0.5) < 1e-12",
+        "assert np_bool() is True",
+        "assert nested() == [{'a': 2}, (1, [2])]",
+        "assert count('ab') != {'a': 2} and not count('ab') == {}",
+    ],
+)
+def test_library_values_pass_as_their_plain_value(assertion: str) -> None:
+    # Issue 33, item 2: MBPP reference solutions return Counter, namedtuple, NumPy scalars.
+    assert score(LIBRARY_VALUES, [assertion]) == (1.0, "pass")
+
+
+# Subclasses of plain types that forge their comparison, or lie about their value:
+# the harness takes the value with the base type's own methods, or not at all.
+PLAIN_SUBCLASS_FORGERIES = {
+    "Counter subclass, always equal": """
+        from collections import Counter
+        class C(Counter):
+            def __eq__(self, other):
+                return True
+            __hash__ = None
+        def count(s):
+            return C()
+        """,
+    "namedtuple subclass, always equal": """
+        from collections import namedtuple
+        class P(namedtuple("P", "a b")):
+            def __eq__(self, other):
+                return True
+            def __hash__(self):
+                return 0
+        def count(s):
+            return P(0, 0)
+        """,
+    "dict subclass whose items() lie": """
+        class D(dict):
+            def items(self):
+                return [("a", 2), ("b", 1)]
+            def keys(self):
+                return ["a", "b"]
+            def __iter__(self):
+                return iter(["a", "b"])
+            def __len__(self):
+                return 2
+        def count(s):
+            return D()
+        """,
+    "always-equal object inside an OrderedDict": """
+        from collections import OrderedDict
+        class Anything:
+            def __eq__(self, other):
+                return True
+            __hash__ = object.__hash__
+        def count(s):
+            return OrderedDict([("a", Anything()), ("b", Anything())])
+        """,
+    "NumPy scalar subclass, always equal": """
+        import numpy as np
+        class N(np.int64):
+            def __eq__(self, other):
+                return True
+        def count(s):
+            return {"a": N(0), "b": N(0)}
+        """,
+}
+
+
+@pytest.mark.parametrize("program", list(PLAIN_SUBCLASS_FORGERIES.values()), ids=list(PLAIN_SUBCLASS_FORGERIES))
+def test_subclasses_that_forge_their_comparison_still_fail(program: str) -> None:
+    assertions = ["assert count('aab') == {'a': 2, 'b': 1}", "assert {'a': 2, 'b': 1} == count('aab')"]
+    assert score(program, assertions) == (0.0, "fail,fail")

@@ -8,11 +8,18 @@ import time
 from typing import Any
 
 import pytest
-from verl_rewards_code.code_exec import RESERVE_S, compute_score, declared_budget_s, default_parallel_tests
+from verl_rewards_code.code_exec import (
+    RESERVE_S,
+    compute_score,
+    declared_budget_s,
+    default_parallel_tests,
+    reserve_s,
+)
 from verl_rewards_code.outcome import PASS, Verdict
 from verl_rewards_code.schedule import OUT_OF_TIME, SKIPPED, run_in_order
 
 from verl_rewards import Scorer
+from verl_rewards.limits import deadline_of
 
 FAIL = Verdict("fail")
 
@@ -171,3 +178,52 @@ def test_ten_sleeping_tests_of_five_seconds_stay_inside_the_declared_timeout() -
     assert result.statuses == ["ok"] and result.scores == [0.0] and result.errors == [None]
     assert result.extra_info["test_statuses"] == [",".join(["timeout"] * 10)]
     assert elapsed < 60.0
+
+
+# ------------------------------------ the budget follows the effective timeout (issue 32)
+
+THREE = truth(3)
+
+
+def test_the_reserve_is_five_seconds_of_a_long_call_and_a_fifth_of_a_short_one() -> None:
+    assert reserve_s(60.0) == RESERVE_S and reserve_s(10.0) == 2.0 and reserve_s(3.0) == pytest.approx(0.6)
+    assert reserve_s(1.0) == 0.5
+
+
+@pytest.mark.parametrize("timeout_s", [3.0, 10.0])
+def test_a_sleeping_program_is_timeout_tests_inside_an_ok_sample_for_any_configured_timeout(timeout_s: float) -> None:
+    # Issue 32: code_exec budgeted from its declared 60 s, so under reward.timeout_s=10 three
+    # sleeping tests (5 s each) overran the call: a `timeout` sample, skipped by on_error: skip.
+    sample = {"data_source": "apps", "solution_str": SLEEPER, "ground_truth": THREE}
+    config = {"plugin": "code_exec", "executor": "local", "timeout_s": timeout_s, "kwargs": {"parallel_tests": 1}}
+    with Scorer.from_config(config) as scorer:
+        started = time.monotonic()
+        result = scorer.score([sample])
+        elapsed = time.monotonic() - started
+    assert (result.statuses, result.scores, result.errors) == (["ok"], [0.0], [None])
+    assert result.extra_info["test_statuses"] == ["timeout,timeout,timeout"]
+    assert elapsed < timeout_s
+    # A correct program still passes every test under the same timeout.
+    with Scorer.from_config(config) as scorer:
+        fast = scorer.score([{**sample, "solution_str": ADD}])
+    assert (fast.statuses, fast.extra_info["test_statuses"]) == (["ok"], ["pass,pass,pass"])
+
+
+def test_the_budget_is_what_the_call_has_left_and_each_test_is_cut_to_it() -> None:
+    started = time.monotonic()
+    with deadline_of(3.0):
+        result = compute_score("apps", SLEEPER, THREE)
+    elapsed = time.monotonic() - started
+    # 3 s less a 0.6 s reserve: the first test runs for what is left after its start-up (1.4 s),
+    # the others never start.
+    assert result["test_statuses"] == "timeout,timeout,timeout" and elapsed < 3.0
+    assert "1.4 s of wall clock" in result["explanation"]
+
+
+def test_an_explicit_time_budget_beyond_the_time_left_is_cut_to_it() -> None:
+    started = time.monotonic()
+    with deadline_of(4.0):
+        result = compute_score("apps", SLEEPER, THREE, timeout_s=1.0, time_budget_s=100.0)
+    assert result["test_statuses"] == "timeout,timeout,timeout" and time.monotonic() - started < 4.0
+    # Called directly (no time left known), the explicit budget is the budget, and too small a one is an error.
+    assert compute_score("apps", ADD, truth(2), timeout_s=1.0, time_budget_s=3.0)["score"] == 1.0

@@ -66,13 +66,19 @@ def test_the_cpu_limit_is_derived_in_one_place() -> None:
         ("1 2 3\n", "1  2\n3"),
         ("0.3333333\n", "0.33333333"),
         ("YES", "YES\n"),
-        ("1000.0000001", "1000"),
         ("1e3", "1000"),
         ("3.0", "3"),
         ("007", "7"),
         ("+7", "7"),
         ("-0", "0"),
         ("0" + "9" * 5000, "9" * 5000),
+        # an expected integer: any spelling of exactly its value (LiveCodeBench's Decimal equality)
+        ("1000.000", "1000"),
+        ("1.000e3", "1000"),
+        ("10000e-1", "1000"),
+        ("-0.0", "0"),
+        ("0e5", "-0"),
+        ("123456789012345678901234567890.0", "123456789012345678901234567890"),
     ],
 )
 def test_outputs_that_judges_accept(actual: str, expected: str) -> None:
@@ -99,6 +105,13 @@ def test_outputs_that_judges_accept(actual: str, expected: str) -> None:
         ("1_000.5", "1000.5"),
         ("Infinity", "inf"),
         ("1e999", "2e999"),
+        # issue 33: an expected integer is matched exactly, never within the float tolerance
+        ("1000.0000001", "1000"),
+        ("999999.5", "1000000"),
+        ("1000000.9", "1000000"),
+        ("1.2345678901234568e+29", "123456789012345678901234567890"),
+        ("6.9999999", "7"),
+        ("1e999999999999999999999", "1"),
     ],
 )
 def test_outputs_that_judges_reject(actual: str, expected: str) -> None:

@@ -22,6 +22,7 @@ from verl_rewards_code.sandbox import (
     Isolation,
     Limits,
     RunResult,
+    Sandbox,
     SandboxUnavailable,
     isolation_for,
     launch,
@@ -449,3 +450,39 @@ def test_the_user_namespace_sandbox_of_non_root_callers_builds_the_same_minimal_
     result = launch.execute(user_ns, source, "", FAST, sys.executable)
     assert result.ok, result.setup_error or result.stderr
     assert result.stdout.splitlines() == ["FileNotFoundError"] * 3 + ["30", "2 ok"]
+
+
+STREAMS_BY_NAME = """
+    import os, stat, sys
+    data = open("/dev/stdin").read()
+    with open("/dev/stdout", "w") as out:
+        out.write(data.upper())
+    with open("/dev/stderr", "w") as err:
+        err.write("to stderr\\n")
+    print(sorted(os.listdir("/dev/fd")), flush=True)
+    print([os.readlink(f"/dev/{name}") for name in ("fd", "stdin", "stdout", "stderr")], flush=True)
+    print([stat.S_ISFIFO(os.stat(f"/dev/fd/{fd}").st_mode) for fd in (0, 1, 2)], flush=True)
+    for path in ("/dev/fd/3", "/dev/fd/5", "/proc/1/fd/0"):
+        try:
+            open(path, "rb")
+            print("opened", path)
+        except OSError as e:
+            print(type(e).__name__)
+    """
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_the_standard_streams_by_name_are_the_programs_own(namespaces: Isolation, warm: bool) -> None:
+    # Issue 33 item 4: the sandbox's root had no /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd.
+    result = Sandbox(namespaces, sys.executable, warm=warm).run(textwrap.dedent(STREAMS_BY_NAME), "abc\n", FAST)
+    assert result.ok, result
+    assert result.stderr == "to stderr\n"
+    assert result.stdout.splitlines() == [
+        "ABC",
+        "['0', '1', '2', '3']",  # 3: the listing's own descriptor
+        "['/proc/self/fd', '/proc/self/fd/0', '/proc/self/fd/1', '/proc/self/fd/2']",
+        "[True, True, True]",  # the run's pipes
+        "FileNotFoundError",  # the directory listed above is closed
+        "FileNotFoundError",
+        "PermissionError",  # the runner's (PID 1) descriptors are not the program's
+    ]

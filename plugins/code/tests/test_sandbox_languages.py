@@ -22,7 +22,7 @@ from verl_rewards_code.sandbox import Limits, RunResult, Sandbox, isolation_for
 from verl_rewards_code.sandbox.owners import owner_tag
 
 PROGRAMS = Path(__file__).with_name("data") / "programs"
-FILES = {"cpp": "modes.cpp", "java": "Modes.java", "javascript": "modes.js", "rust": "modes.rs"}
+FILES = {"c": "modes.c", "cpp": "modes.cpp", "java": "Modes.java", "javascript": "modes.js", "rust": "modes.rs"}
 LANGUAGES = list(FILES)
 
 
@@ -89,7 +89,7 @@ def test_every_fault_ends_inside_the_sandbox_in_every_language(
     assert not results["fork"].ok, results["fork"]
     assert results["hog"].memory_limit_hit and not results["hog"].ok, results["hog"]
     assert results["flood"].output_limit_hit and len(results["flood"].stdout) <= ENDING.max_output_bytes
-    escape = ["denied", "refused", "unreachable"] + (["no userns"] if language in ("cpp", "rust") else [])
+    escape = ["denied", "refused", "unreachable"] + (["no userns"] if language in ("c", "cpp", "rust") else [])
     assert results["escape"].ok and results["escape"].stdout.split("\n")[:-1] == escape, results["escape"]
     assert not os.path.exists("/escape")
     # Every process of every run (the fork bomb's too) was killed and its cgroup removed.
@@ -117,3 +117,61 @@ except OSError as e:
     assert (python.ok, python.stdout) == (True, "1 2\n3\nEROFS\n"), python
     with pytest.raises(ValueError, match="a run's extra file must be a plain name"):
         Sandbox.resolve().run(reader, "", ENDING, files={"../escape": "x"})
+
+
+# 1.2 MB written, then an exit that skips nothing a program may rely on (node's
+# process.exit drops what its non-blocking pipe did not take: issue 33 item 5),
+# within the default output limit.
+LINES, WIDTH = 1000, 1200
+ENDING_WITH_ROOM = Limits(timeout_s=30.0, memory_mb=256, max_processes=4, disk_mb=16)
+FLOOD_THEN_EXIT = {
+    "python": "import sys\nline = 'x' * 1199 + '\\n'\nfor _ in range(1000):\n    sys.stdout.write(line)\nsys.exit(0)\n",
+    "c": """#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(void) {
+    char line[1201];
+    memset(line, 'x', 1199);
+    line[1199] = '\\n';
+    line[1200] = '\\0';
+    for (int i = 0; i < 1000; i++) fputs(line, stdout);
+    exit(0);
+}
+""",
+    "cpp": """#include <cstdlib>
+#include <iostream>
+#include <string>
+int main() {
+    const std::string line = std::string(1199, 'x') + "\\n";
+    for (int i = 0; i < 1000; i++) std::cout << line;
+    std::exit(0);
+}
+""",
+    "java": """public class Main {
+    public static void main(String[] args) {
+        String line = "x".repeat(1199);
+        for (int i = 0; i < 1000; i++) System.out.println(line);
+        System.exit(0);
+    }
+}
+""",
+    "javascript": "const line = 'x'.repeat(1199) + '\\n';\nfor (let i = 0; i < 1000; i++) process.stdout.write(line);\nprocess.exit(0);\n",
+    "rust": """use std::io::Write;
+fn main() {
+    let line = "x".repeat(1199) + "\\n";
+    let mut out = std::io::stdout();
+    for _ in 0..1000 {
+        out.write_all(line.as_bytes()).unwrap();
+    }
+    std::process::exit(0);
+}
+""",
+}
+
+
+@pytest.mark.parametrize("language", ["python", *LANGUAGES])
+def test_output_written_just_before_an_exit_arrives_whole_in_every_language(language: str) -> None:
+    # Issue 33 item 5: node kept 64-128 KB of the 1.2 MB it wrote before process.exit(0).
+    result = Sandbox.resolve().for_language(language).run(FLOOD_THEN_EXIT[language], "", ENDING_WITH_ROOM)
+    assert result.ok, result
+    assert len(result.stdout) == LINES * WIDTH and result.stdout == ("x" * (WIDTH - 1) + "\n") * LINES

@@ -1,4 +1,4 @@
-"""The seccomp filter: vsock (not network-namespaced), io_uring and new user namespaces refused, everything else allowed."""
+"""The seccomp filter: vsock (not network-namespaced), io_uring, new user namespaces and kernel keys refused, everything else allowed."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import errno
 import platform
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
-from verl_rewards_code.sandbox import isolation_for, run_program
+from verl_rewards_code.sandbox import Limits, Sandbox, isolation_for, run_program
 from verl_rewards_code.sandbox.seccomp import vsock_filter
 
 RET, JMP_CLASS = 0x06, 0x05
@@ -86,3 +87,49 @@ def test_a_program_cannot_create_a_user_namespace() -> None:
     result = run_program(textwrap.dedent(NEW_USER_NAMESPACE.format(**numbers)))
     assert result.ok, result.stderr
     assert result.stdout.splitlines() == ["EPERM", "EPERM", "ENOSYS", "a thread starts", "7"]
+
+
+# add_key, request_key, keyctl (the same numbers as seccomp._ARCHES, written out here).
+KEY_CALLS = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}
+ADD_KEYS = """
+    import ctypes, errno, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    add_key, request_key, keyctl = {numbers}
+    USER_KEYRING, SESSION_KEYRING, JOIN_SESSION_KEYRING = -4, -3, 1
+    def call(number, *args):
+        ctypes.set_errno(0)
+        done = libc.syscall(ctypes.c_long(number), *args) >= 0
+        return "ok" if done else errno.errorcode[ctypes.get_errno()]
+    print(os.getuid())
+    payload = b"x" * 4000
+    print(call(add_key, b"user", b"left-behind", payload, ctypes.c_size_t(len(payload)), ctypes.c_int(USER_KEYRING)))
+    print(call(keyctl, ctypes.c_int(JOIN_SESSION_KEYRING), b"left-behind"))
+    print(call(request_key, b"user", b"left-behind", None, ctypes.c_int(SESSION_KEYRING)))
+    """
+
+
+def key_users() -> dict[int, str]:
+    """``/proc/key-users``: each uid the kernel holds keys for, and its counts."""
+    users = {}
+    for line in Path("/proc/key-users").read_text().splitlines():
+        uid, _, counts = line.partition(":")
+        users[int(uid)] = counts.strip()
+    return users
+
+
+@pytest.mark.parametrize("mode", ["namespaces (warm)", "namespaces (cold)", "rlimits"])
+def test_a_program_cannot_leave_keys_in_the_kernel(mode: str) -> None:
+    # Issue 32 item 6: add_key under the run's fresh uid worked, and the key (with
+    # the uid's keyrings, about 16 KB) stayed in kernel memory after the run, until reboot.
+    isolation = isolation_for("auto" if mode.startswith("namespaces") else "rlimits", sys.executable)
+    if not isolation.seccomp:
+        assert "vsock" in isolation.describe()
+        return
+    sandbox = Sandbox(isolation, sys.executable, warm=mode != "namespaces (cold)")
+    numbers = KEY_CALLS[platform.machine()]
+    result = sandbox.run(textwrap.dedent(ADD_KEYS.format(numbers=numbers)), "", Limits(timeout_s=10.0))
+    assert result.ok, result
+    uid, *calls = result.stdout.split()
+    assert calls == ["EPERM", "EPERM", "EPERM"], result.stdout  # as Docker's default profile answers
+    if isolation.fresh_uid:
+        assert int(uid) not in key_users()

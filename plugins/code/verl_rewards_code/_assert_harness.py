@@ -20,9 +20,14 @@ test asks for ``Solution().<fn_name>`` (or the global ``<fn_name>``), calls it
 with the test's arguments and writes the value it got back, as JSON, before
 the nonce: the scorer compares it. A plain
 value (``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``,
-``bytes``, ``list``/``tuple``/``dict``/``set``/``frozenset`` of them, exact
-types) crosses the pipe as data and is rebuilt here, so every comparison and
-truth test runs on values the harness built; anything else stays in the
+``bytes``, ``list``/``tuple``/``dict``/``set``/``frozenset`` of them)
+crosses the pipe as data and is rebuilt here, so every comparison and truth
+test runs on values the harness built; so does the plain value of a
+subclass of those types that keeps its base's comparisons (or ``Counter``'s,
+``OrderedDict``'s, ``defaultdict``'s: a namedtuple, a ``Counter``), taken
+with the base type's own methods, and of a NumPy scalar (its ``item()``),
+rebuilt as a :class:`_PlainValue` whose other attributes are asked of the
+program's object. Anything else stays in the
 program process behind a :class:`_Remote` handle, which can be called,
 indexed, iterated and converted (``float``, ``int``, ``len``: the program
 answers with a plain value) but never compared or tested for truth (that
@@ -81,9 +86,13 @@ _CONVERSIONS: dict[str, Any] = {"float": float, "int": int, "index": operator.in
 # ---------------------------------------------------------------- both sides
 
 
-def _encode(value: Any, handle_of: Any, depth: int = 0) -> Any:
-    """JSON for a value: plain data as itself (tagged containers), anything else as ``handle_of(value)``."""
-    kind = type(value)
+def _encode(value: Any, handle_of: Any, depth: int = 0, program: bool = False) -> Any:
+    """JSON for a value: plain data as itself (tagged containers); a subclass of a
+    plain type or a NumPy scalar (a ``Counter``, a namedtuple, ``numpy.int64``) as
+    its plain value, which the ``program`` process sends with a handle of the
+    object (``{"v": [handle, value]}``: attributes such as a namedtuple's fields
+    stay reachable); anything else as ``handle_of(value)``."""
+    kind = _BASE_OF.get(type(value), type(value))
     if kind in _PLAIN:
         return value
     if depth < _MAX_DEPTH:
@@ -93,10 +102,71 @@ def _encode(value: Any, handle_of: Any, depth: int = 0) -> Any:
             return {"b": value.hex()}
         tag = _CONTAINER_TAGS.get(kind)
         if tag is not None:
-            return {tag: [_encode(item, handle_of, depth + 1) for item in value]}
+            return {tag: [_encode(item, handle_of, depth + 1, program) for item in value]}
         if kind is dict:
-            return {"d": [[_encode(k, handle_of, depth + 1), _encode(v, handle_of, depth + 1)] for k, v in value.items()]}
+            return {"d": [[_encode(k, handle_of, depth + 1, program), _encode(v, handle_of, depth + 1, program)]
+                          for k, v in value.items()]}
+        found, plain = _plain_value(value)
+        if found:
+            encoded = _encode(plain, handle_of, depth + 1, program)
+            return {"v": [handle_of(value), encoded]} if program else encoded
     return handle_of(value)
+
+
+# The plain types whose subclasses cross as their plain value, and how to take it
+# with the base type's own methods (a subclass's overrides are not asked).
+_PLAIN_OF: tuple[tuple[type, Any], ...] = (
+    (int, int.__int__),
+    (float, float.__float__),
+    (complex, lambda value: complex(complex.real.__get__(value), complex.imag.__get__(value))),
+    (str, str.__str__),
+    (bytes, lambda value: bytes.__getitem__(value, slice(None))),
+    (dict, lambda value: dict(dict.items(value))),
+    (list, list.copy),
+    (tuple, lambda value: tuple.__getitem__(value, slice(None))),
+    (set, set.copy),
+    (frozenset, frozenset.copy),
+)
+
+
+_COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__")
+
+
+def _library_types() -> tuple[type, ...]:
+    """Subclasses of plain types that define their own comparison for a reason the
+    evaluators accept (they compare equal to their plain value there)."""
+    collections = sys.modules.get("collections")
+    if collections is None:
+        return ()
+    return (collections.Counter, collections.OrderedDict, collections.defaultdict)
+
+
+def _plain_value(value: Any) -> tuple[bool, Any]:
+    """``(True, plain)`` for a NumPy scalar (its ``item()``) or an object of a
+    subclass of a plain type (its value as the base type) that compares as its
+    base does (or as ``Counter``, ``OrderedDict``, ``defaultdict`` do); else
+    ``(False, None)``: a subclass with comparisons of its own stays an object."""
+    try:
+        numpy = sys.modules.get("numpy")
+        if numpy is not None and isinstance(value, numpy.generic):
+            return True, value.item()
+        for base, plain_of in _PLAIN_OF:
+            if isinstance(value, base):
+                if not _compares_as(type(value), base):
+                    return False, None
+                plain = plain_of(value)
+                return type(plain) is base, plain
+    except Exception:  # noqa: BLE001 (an object whose value cannot be taken stays an object)
+        pass
+    return False, None
+
+
+def _compares_as(kind: type, base: type) -> bool:
+    """Whether ``kind`` keeps the comparisons and hash of ``base`` or of the library
+    type it derives from (a subclass of ``Counter`` that overrides none)."""
+    library = _library_types()
+    anchor = next((c for c in kind.__mro__ if c is base or c in library), base)
+    return all(getattr(kind, name, None) is getattr(anchor, name, None) for name in _COMPARISONS)
 
 
 def _send(stream: IO[bytes], record: Any) -> None:
@@ -109,6 +179,9 @@ def _send(stream: IO[bytes], record: Any) -> None:
 
 def _program_process(start: dict[str, Any], requests: int, replies: int) -> None:
     """Run the program, then answer the harness's requests until it closes the pipe (never returns)."""
+    # verl_rewards.child's reply channel (fd 1 to stderr, replies on a private fd), written
+    # again here on purpose: this file is the sandboxed program itself (sent as its source,
+    # run in the sandbox's minimal root), so it imports the standard library only.
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)
@@ -177,7 +250,7 @@ class _Server:
                 result = self.operate(request)
         except BaseException as e:  # noqa: BLE001 (the program's exception, sent as data)
             return {"raise": [type(e).__name__, str(e)]}
-        return {"ok": _encode(result, self.handle_of)}
+        return {"ok": _encode(result, self.handle_of, program=True)}
 
     def operate(self, request: dict[str, Any]) -> Any:
         target = self.objects[request["h"]]
@@ -205,7 +278,9 @@ class _Server:
 
 
 def _decode(encoded: Any, remote: Any) -> Any:
-    """A value rebuilt from JSON: plain data by this process's own types, handles by ``remote``."""
+    """A value rebuilt from JSON: plain data by this process's own types, handles by
+    ``remote``; the plain value of a program's ``Counter`` or namedtuple (tag ``v``)
+    as a :class:`_PlainValue` of its container type."""
     if type(encoded) in _PLAIN:
         return encoded
     if type(encoded) is not dict or len(encoded) != 1:
@@ -213,6 +288,17 @@ def _decode(encoded: Any, remote: Any) -> Any:
     tag, body = next(iter(encoded.items()))
     if tag == "h":
         return remote(body)
+    if tag == "v":
+        program_object = _decode(body[0], remote)
+        if type(program_object) is not _Remote:
+            raise ValueError("malformed value from the program process")
+        value = _decode(body[1], remote)
+        holder = _PLAIN_HOLDERS.get(type(value))
+        if holder is None:
+            return value
+        plain = holder(value)
+        plain.__dict__["_program_object"] = program_object
+        return plain
     if tag == "c":
         return complex(body[0], body[1])
     if tag == "b":
@@ -392,6 +478,53 @@ class _Remote:
     __bool__ = _refuse("tests the truth of")
     __contains__ = _refuse("asks membership of")
     __hash__ = _refuse("hashes")
+
+
+class _PlainValue:
+    """The plain value of a program's object of a container type (a ``Counter``,
+    ``OrderedDict``, ``defaultdict``, namedtuple), rebuilt by the harness: it is
+    compared, hashed, tested and indexed as that plain value, by the harness's own
+    code; the object's other attributes (a namedtuple's fields, ``most_common``,
+    a ``Counter``'s missing keys) are asked of the program's object."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        program_object = self.__dict__.get("_program_object")
+        if name.startswith("__") or program_object is None:  # a copy the assertion made has none
+            raise AttributeError(name)
+        return getattr(program_object, name)
+
+
+class _PlainDict(_PlainValue, dict):  # type: ignore[type-arg]
+    def __missing__(self, key: Any) -> Any:
+        program_object = self.__dict__.get("_program_object")
+        if program_object is None:
+            raise KeyError(key)
+        return program_object[key]
+
+
+class _PlainList(_PlainValue, list):  # type: ignore[type-arg]
+    pass
+
+
+class _PlainTuple(_PlainValue, tuple):  # type: ignore[type-arg]
+    pass
+
+
+class _PlainSet(_PlainValue, set):  # type: ignore[type-arg]
+    pass
+
+
+class _PlainFrozenset(_PlainValue, frozenset):  # type: ignore[type-arg]
+    pass
+
+
+_PLAIN_HOLDERS: dict[type, type] = {
+    dict: _PlainDict, list: _PlainList, tuple: _PlainTuple, set: _PlainSet, frozenset: _PlainFrozenset,
+}
+# Encoding sends a plain value the harness rebuilt as its base type.
+_BASE_OF: dict[type, type] = {holder: base for base, holder in _PLAIN_HOLDERS.items()}
 
 
 def _read_exactly(count: int) -> bytes:

@@ -49,11 +49,34 @@ def extract_code(response: str) -> str:
     return extract_program(response)[0]
 
 
+class Extracted(NamedTuple):
+    """A response's program, the language it runs in, and the fence tag of its block
+    (empty: untagged, or no block)."""
+
+    code: str
+    language: str
+    tag: str
+
+    @property
+    def unrunnable_tag(self) -> str | None:
+        """The block's tag when it names no language the sandbox runs (```go```): such a
+        program was not written for any language here (it is not run as Python)."""
+        return self.tag if self.tag and _language_of(self.tag) is None else None
+
+
 def extract_program(response: str, language: str | None = None) -> tuple[str, str]:
-    """``(program, language)``: the last block tagged with a language the sandbox
-    runs (``python``/``py``, ``cpp``/``c++``, ``java``, ``javascript``/``js``,
+    """``(program, language)``: see :func:`extract`."""
+    extracted = extract(response, language)
+    return extracted.code, extracted.language
+
+
+def extract(response: str, language: str | None = None) -> Extracted:
+    """The program, its language and its block's tag: the last block tagged with a
+    language the sandbox runs (``python``/``py``, ``c``, ``cpp``/``c++``, ``java``, ``javascript``/``js``,
     ``rust``/``rs``), else the last untagged block, else the last block of any
-    tag, else the whole response; its language is its tag's (Python for the rest).
+    tag, else the whole response; its language is its tag's (Python for the rest;
+    a last block tagged with another language, ```go```, says so in
+    :attr:`Extracted.unrunnable_tag`).
 
     A ``language`` (a name or a tag) chooses instead: the last block tagged with
     it, else the last untagged block, else the last block, else the whole
@@ -67,10 +90,19 @@ def extract_program(response: str, language: str | None = None) -> tuple[str, st
         if wanted is None:
             raise ValueError(f"unknown language {language!r}; code_exec runs {', '.join(LANGUAGES)}")
     blocks = code_blocks(response)
-    tagged = (lambda b: language_of(b.language) == wanted) if wanted else (lambda b: language_of(b.language) is not None)
+    tagged = (lambda b: _language_of(b.language) == wanted) if wanted else (
+        lambda b: _language_of(b.language) is not None)
     for accept in (tagged, lambda b: b.language == "", lambda b: True):
         chosen = [b for b in blocks if accept(b)]
         if chosen:
             block = chosen[-1]
-            return block.code, wanted or language_of(block.language) or "python"
-    return response, wanted or "python"
+            return Extracted(block.code, wanted or _language_of(block.language) or "python", block.language)
+    return Extracted(response, wanted or "python", "")
+
+
+def _language_of(tag: str) -> str | None:
+    """The language a fence tag names, a versioned Python tag (``python3.11``) included."""
+    found = language_of(tag)
+    if found is None and tag.startswith(("python", "py")) and tag.rstrip("0123456789.") in ("python", "py"):
+        return "python"
+    return found

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import signal
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from .compare import outputs_match, returns_match
 from .compare_prime import prime_code_match, prime_code_returns_match
 from .runs import call_answer
 from .sandbox import Limits, RunResult
-from .spec import ProgramTest
+from .spec import Call, ProgramTest
 
 Status = Literal[
     "pass", "partial", "fail", "error", "timeout", "memory", "output_limit", "sandbox_error", "skipped",
@@ -18,10 +18,12 @@ Status = Literal[
 
 
 class Verdict(NamedTuple):
-    """A test's status and its score: 1.0 for ``pass``, a checker's partial score, else 0."""
+    """A test's status and its score: 1.0 for ``pass``, a checker's partial score, else 0;
+    ``detail``: why it did not pass (a short excerpt of its run, see :mod:`.explain`)."""
 
     status: Status
     score: float = 0.0
+    detail: str | None = None
 
 
 PASS = Verdict("pass", 1.0)
@@ -29,7 +31,6 @@ PASS = Verdict("pass", 1.0)
 # How answers are compared: code_exec's own rules, or verl's prime_code's.
 Compare = Literal["tokens", "prime_code"]
 _OUTPUT_RULES = {"tokens": outputs_match, "prime_code": prime_code_match}
-_RETURN_RULES = {"tokens": returns_match, "prime_code": prime_code_returns_match}
 
 
 def status_of(
@@ -45,10 +46,16 @@ def status_of(
         return failure
     if test.call is not None and sentinel is not None:
         found, value = call_answer(result.stdout, sentinel)
-        return "pass" if found and _RETURN_RULES[compare](value, test.call.expected) else "fail"
+        return "pass" if found and _returns_match(compare, value, test.call) else "fail"
     if test.assertion is not None:
         return "pass"
     return "pass" if _OUTPUT_RULES[compare](result.stdout, test.expected or "") else "fail"
+
+
+def _returns_match(compare: Compare, value: Any, call: Call) -> bool:
+    if compare == "prime_code":
+        return prime_code_returns_match(value, call.expected)
+    return returns_match(value, call.expected, wrapped=call.wrapped)
 
 
 def run_failure(result: RunResult, test: ProgramTest, limits: Limits, sentinel: str | None = None) -> Status | None:

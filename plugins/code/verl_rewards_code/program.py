@@ -3,22 +3,32 @@
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from .extract import extract_program
-from .sandbox import COMPILE_LIMITS, Limits, Mode, Sandbox
+from .extract import extract
+from .sandbox import COMPILE_LIMITS, LANGUAGES, Limits, Mode, Sandbox
 
 # Test forms that only a Python program can take: the harness runs Python.
 PYTHON_ONLY = {"asserts": "assert tests", "fn_name": "call-based tests"}
+_SHOWN_TAG_CHARS = 40
+_NOTED_TAGS = 32  # tags a process notes in its log, at most (responses may hold any)
+_noted: set[str] = set()
+_noted_lock = threading.Lock()
+logger = logging.getLogger("verl_rewards_code")
 
 
 class Program(NamedTuple):
-    """The program to score, its language and the sandbox (for that language) that runs it."""
+    """The program to score, its language and the sandbox (for that language) that runs
+    it; ``unrunnable``: why it is not run (its block is tagged with a language the
+    sandbox does not run; ``language`` is then that tag)."""
 
     code: str
     language: str
     sandbox: Sandbox
+    unrunnable: str | None = None
 
 
 def program_for(
@@ -34,7 +44,10 @@ def program_for(
     """The response's program (its fence tag or ``language`` chooses the language)
     and a sandbox for it. Raises ``ValueError`` when the tests need Python and the
     program is not, and ``ToolchainMissing`` naming a compiler this machine lacks."""
-    code, chosen = extract_program(solution_str, language)
+    code, chosen, _ = extracted = extract(solution_str, language)
+    tag = extracted.unrunnable_tag if language is None else None
+    if tag is not None:
+        return Program(code, tag[:_SHOWN_TAG_CHARS], Sandbox.resolve(isolation, python), _unrunnable(tag))
     if chosen != "python":
         forms = [name for key, name in PYTHON_ONLY.items() if _spec(ground_truth).get(key)]
         if forms:
@@ -51,6 +64,21 @@ def program_for(
     )
     sandbox = Sandbox.resolve(isolation, python).for_language(chosen, compile_limits)
     return Program(code, chosen, sandbox)
+
+
+def _unrunnable(tag: str) -> str:
+    """Why a program tagged ``tag`` is not run; noted once per tag in this process's log."""
+    shown = repr(tag[:_SHOWN_TAG_CHARS]) + ("..." if len(tag) > _SHOWN_TAG_CHARS else "")
+    why = (f"the response's program is tagged {shown}, a language code_exec does not run (it runs "
+           f"{', '.join(LANGUAGES)}): not run, every test is compile_error")
+    key = tag[:_SHOWN_TAG_CHARS]
+    with _noted_lock:
+        new = key not in _noted and len(_noted) < _NOTED_TAGS
+        if new:
+            _noted.add(key)
+    if new:
+        logger.warning("code_exec: %s (the language kwarg runs every response in one language)", why)
+    return why
 
 
 def _spec(ground_truth: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:

@@ -14,11 +14,15 @@ CHECKER_LANGUAGES: tuple[CheckerLanguage, ...] = ("python", "cpp")
 
 class Call(NamedTuple):
     """A call-based test: ``fn_name(*args)`` (a method of ``Solution()`` when the
-    program defines ``class Solution``) must return ``expected``."""
+    program defines ``class Solution``) must return ``expected``. ``wrapped``: the
+    ground truth is in APPS's form, whose outputs wrap the value as ``[value]``
+    (an expected one-element list then also accepts its element); False for the
+    JSON-lines form of LiveCodeBench and ``prime_code``, whose outputs are the value."""
 
     fn_name: str
     args: list[Any]
     expected: Any
+    wrapped: bool = True
 
 
 class ProgramTest(NamedTuple):
@@ -126,7 +130,9 @@ def _call_tests(spec: Mapping[str, Any], fn_name: Any) -> list[ProgramTest]:
                 f"ground truth input {index} of a call-based problem must be a list of arguments "
                 f"or JSON lines, not {type(arguments).__name__}"
             )
-        tests.append(ProgramTest("", None, None, Call(fn_name, _int_keyed_first(args), _int_keyed_answer(expected))))
+        apps_form = not isinstance(arguments, str)
+        call = Call(fn_name, _int_keyed_first(args), _int_keyed_answer(expected), wrapped=apps_form)
+        tests.append(ProgramTest("", None, None, call))
     return tests
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 
 import pytest
-from verl_rewards_format.correctness import Verdict, math_verify_verdict
+from verl_rewards_format.correctness import Verdict, ensure_started, math_verify_verdict
 from verl_rewards_format.cosine_length import compute_score, cosine_scaled
+
+from verl_rewards.limits import deadline_of
 
 OPEN_R1 = {"min_value_wrong": -1.0, "max_value_wrong": -0.5, "min_value_correct": 0.5, "max_value_correct": 1.0}
 
@@ -53,7 +56,8 @@ def test_open_r1s_own_cases(content: str, length: int, expected: float) -> None:
 
 def test_a_gold_answer_math_verify_cannot_parse_scores_one_as_open_r1_skips_it() -> None:
     result = compute_score("", "\\boxed{42}", "no latex here", max_len=100)
-    assert result == {"score": 1.0, "correct": False, "gold_parsed": False, "length": 10, "length_unit": "chars"}
+    assert result == {"score": 1.0, "correct": False, "gold_parsed": False, "length": 10, "length_unit": "chars",
+                      "check_error": ""}
 
 
 def test_correctness_from_math_verify_reads_the_first_box_as_open_r1() -> None:
@@ -102,3 +106,30 @@ def test_the_deprecated_equations_warning_is_not_logged_on_every_call(caplog: py
         for _ in range(3):
             assert compute_score("", "\\boxed{x = 2}", "$2$", max_len=100)["correct"]
     assert [r for r in caplog.records if "equations=True" in r.getMessage()] == []
+
+
+@pytest.mark.parametrize("tower", ["\\boxed{9^{9^{9^{9}}}}", "\\boxed{10^{10^{10}}}", "\\boxed{\\frac{1}{9^{9^{9}}}}"])
+def test_a_hostile_answer_is_wrong_before_the_reward_calls_time_runs_out(tower: str) -> None:
+    ensure_started()
+    began = time.monotonic()
+    with deadline_of(3.0):
+        result = compute_score("", tower, "$5$", max_len=100)
+    assert time.monotonic() - began < 3.0
+    assert (result["correct"], result["gold_parsed"]) == (False, True)
+    assert result["score"] == pytest.approx(cosine_scaled(len(tower), False, **OPEN_R1, max_len=100))
+    assert result["check_error"].startswith("late: no answer before the reward call's time ran out")
+
+
+def test_the_check_runs_off_this_process_so_a_runaway_cannot_hold_its_gil() -> None:
+    ensure_started()
+    ticks: list[float] = []
+    stop = threading.Event()
+    ticker = threading.Thread(target=lambda: [ticks.append(1) for _ in iter(lambda: stop.wait(0.05), True)])
+    ticker.start()
+    try:
+        verdict = math_verify_verdict("\\boxed{9^{9^{9^{9}}}}", "$5$", timeout_s=2.0)
+    finally:
+        stop.set()
+        ticker.join()
+    assert verdict.correct is False and verdict.error.startswith("late: no answer within 2 s")
+    assert len(ticks) >= 20

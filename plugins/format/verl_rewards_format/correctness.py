@@ -1,24 +1,56 @@
-"""Whether a response's answer is right, as open-r1's length rewards decide it (math-verify)."""
+"""Whether a response's answer is right, as open-r1's length rewards decide it (math-verify).
+
+math-verify hands the response to SymPy, which can compute for minutes in one
+C call holding the GIL (``\\boxed{9^{9^{9^{9}}}}``), and its own timeouts use
+``signal.alarm``, which works only in a main thread (off it, math-verify turns
+them off). So the check runs in a child process of
+:class:`verl_rewards.child.JsonLineWorker`, on that child's main thread with
+math-verify's own timeouts, as open-r1 runs it; the child is killed when the
+check overruns ``CHECK_TIMEOUT_S`` or the reward call's time, and the answer
+then counts as wrong, with the reason in ``check_error``.
+"""
 
 from __future__ import annotations
 
 import functools
 import logging
-import threading
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
+
+from verl_rewards.child import JsonLineWorker
 
 Correctness = Literal["math_verify", "extra_info"]
 CORRECTNESS: tuple[Correctness, ...] = ("math_verify", "extra_info")
 CORRECT_KEY = "correct"
 MATH_VERIFY_TIMEOUT_S = 5  # math-verify's own default, which open-r1 keeps
+# The whole check in the child: math-verify's own limits (two parses and a verify, 5 s
+# each) stop Python code; this stops a C call that holds the GIL.
+CHECK_TIMEOUT_S = 3 * MATH_VERIFY_TIMEOUT_S + 1.0
+MEMORY_BYTES = 2 * 1024**3  # the child's address space
 
 
 class Verdict(NamedTuple):
-    """``correct``; ``gold_parsed`` False when the gold answer has no parseable LaTeX (open-r1 then skips)."""
+    """``correct``; ``gold_parsed`` False when the gold answer has no parseable LaTeX (open-r1
+    then skips); ``error`` why the check gave no verdict (late, its child died): then the
+    answer counts as wrong, and the gold as parsed."""
 
     correct: bool
     gold_parsed: bool
+    error: str = ""
+
+
+_worker = JsonLineWorker("verl_rewards_format.correctness:MathVerifyCheck", name="verl-rewards-format's "
+                         "math-verify child", memory_bytes=MEMORY_BYTES)
+
+
+def ensure_started() -> bool:
+    """Have a child ready now (benchmarks, tests: keep its start out of a timing); whether one is."""
+    return _worker.start()
+
+
+def close() -> None:
+    """Stop the children (the next answer starts one)."""
+    _worker.close()
 
 
 def verdict(response: str, ground_truth: Any, extra_info: Mapping[str, Any] | None,
@@ -35,17 +67,23 @@ def verdict(response: str, ground_truth: Any, extra_info: Mapping[str, Any] | No
                      f"not {value!r}")
 
 
-def math_verify_verdict(response: str, gold: str) -> Verdict:
-    """open-r1's check (``get_cosine_scaled_reward``, ``len_reward``): the gold's first LaTeX
-    answer, the response's first (boxed first, no anchor-free fallback), ``verify``.
+def math_verify_verdict(response: str, gold: str, timeout_s: float = CHECK_TIMEOUT_S) -> Verdict:
+    """open-r1's check (``get_cosine_scaled_reward``, ``len_reward``), in the child: see
+    :func:`open_r1_check`. Past ``timeout_s`` (or the reward call's time), wrong, with the reason;
+    ``ChildError`` when no child could start in time."""
+    checked = _worker.evaluate({"response": response, "gold": gold}, timeout_s)
+    if checked.cut is not None:
+        return Verdict(False, True, checked.why[:300])
+    return Verdict(bool(checked.reply["correct"]), bool(checked.reply["gold_parsed"]))
 
-    math-verify's 5 s timeouts use ``signal.alarm``, which works only in the main
-    thread (elsewhere math-verify raises): they are kept there, as open-r1 runs,
-    and off in other threads, where the reward's own ``timeout_s`` bounds a call.
-    """
+
+def open_r1_check(response: str, gold: str) -> Verdict:
+    """open-r1's check: the gold's first LaTeX answer, the response's first (boxed first,
+    no anchor-free fallback), ``verify``, each under math-verify's own 5 s timeout
+    (``signal.alarm``: call it in a main thread, as the child does)."""
     parse, verify, gold_config, answer_config = _math_verify()
     _quiet_equations_warning()
-    timeout = MATH_VERIFY_TIMEOUT_S if threading.current_thread() is threading.main_thread() else None
+    timeout = MATH_VERIFY_TIMEOUT_S
     gold_parsed = parse(gold, extraction_mode="first_match", extraction_config=gold_config,
                         parsing_timeout=timeout)
     if len(gold_parsed) == 0:
@@ -53,6 +91,18 @@ def math_verify_verdict(response: str, gold: str) -> Verdict:
     answer_parsed = parse(response, extraction_config=answer_config, extraction_mode="first_match",
                           parsing_timeout=timeout)
     return Verdict(bool(verify(answer_parsed, gold_parsed, timeout_seconds=timeout)), True)
+
+
+class MathVerifyCheck:
+    """The child's handler: math-verify imported and warmed once, then open-r1's check per request."""
+
+    def __init__(self, init: Any = None) -> None:
+        open_r1_check("\\boxed{\\frac{63}{400}}", "\\frac{63}{400}")  # first-use costs, before "ready"
+
+    def __call__(self, request: Mapping[str, str]) -> dict[str, bool]:
+        """``{"correct", "gold_parsed"}`` for ``{"response", "gold"}``."""
+        checked = open_r1_check(request["response"], request["gold"])
+        return {"correct": checked.correct, "gold_parsed": checked.gold_parsed}
 
 
 class _DropDeprecatedEquations(logging.Filter):

@@ -84,9 +84,11 @@ def compute_score(
     """The cosine-scaled length reward of one response (open-r1's defaults).
 
     Correctness: ``math_verify`` (open-r1's check against ``ground_truth``; a
-    gold answer math-verify cannot parse scores 1.0, open-r1's "skip") or
+    gold answer math-verify cannot parse scores 1.0, open-r1's "skip"; a check
+    cut short, its child late or dead, counts as a wrong answer) or
     ``extra_info`` (``extra_info["correct"]``). Extra info: ``correct``,
-    ``gold_parsed``, ``length``, ``length_unit``.
+    ``gold_parsed``, ``length``, ``length_unit``, ``check_error`` (why the check
+    was cut short, else empty).
     """
     length, measured_in = response_length(solution_str, extra_info, unit)
     checked = verdict(solution_str, ground_truth, extra_info, correctness)
@@ -94,4 +96,4 @@ def compute_score(
         length, checked.correct, min_value_wrong=min_value_wrong, max_value_wrong=max_value_wrong,
         min_value_correct=min_value_correct, max_value_correct=max_value_correct, max_len=max_len, clip=clip)
     return {"score": score, "correct": checked.correct, "gold_parsed": checked.gold_parsed,
-            "length": length, "length_unit": measured_in}
+            "length": length, "length_unit": measured_in, "check_error": checked.error}

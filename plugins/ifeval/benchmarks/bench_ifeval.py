@@ -10,8 +10,11 @@ Prints, on this machine and in this run:
 2. the time per instruction type on that response;
 3. the linear scans against IFEval's own regular expressions (the baseline)
    on hostile text of growing size: the expressions grow quadratically;
-4. all-capital word counting against nltk's Treebank tokenizer (when nltk is
-   installed) on 100 kB of prose.
+4. all-capital word counting against nltk's Treebank tokenizer on 100 kB of
+   prose;
+5. sentence counting (nltk's Punkt, boundary verdicts memoized) against nltk's
+   plain Punkt tokenizer with the same model, on 1 MB of prose and of hostile
+   text, cold (caches cleared before each call).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from verl_rewards_ifeval.capitals import count_capital_words
 from verl_rewards_ifeval.ground_truth import parse_ground_truth
 from verl_rewards_ifeval.language import detect_language
 from verl_rewards_ifeval.reward import compute_score, response_variants
-from verl_rewards_ifeval.sentences import split_sentences
+from verl_rewards_ifeval.sentences import clear_caches, count_sentences, english_parameters, split_sentences
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from every_instruction import ROW
@@ -54,6 +57,7 @@ def per_call(fn: Callable[[], object], repeat: int) -> float:
     times = []
     for _ in range(repeat):
         detect_language.cache_clear()
+        clear_caches()
         started = time.perf_counter()
         fn()
         times.append(time.perf_counter() - started)
@@ -94,18 +98,15 @@ def hostile() -> None:
             print(f"   {name:26} n={size:6,}: ours {mine * 1e3:8.2f} ms, IFEval's {base * 1e3:9.1f} ms "
                   f"({base / mine:,.0f}x)")
     for size in (1 << 20,):
-        for char in "*#[<\n":
-            text = char * size
+        for char in ("*", "#", "[", "<", "\n", ". ", "a. "):
+            text = char * (size // len(char))
             seconds = per_call(lambda t=text: compute_score("bench", t, TRUTH, mode="loose"), 1)
-            print(f"   1 MB of {char!r:5}: the whole row, loose, {seconds:.2f} s")
+            print(f"   1 MB of {char!r:6}: the whole row, loose, {seconds:.2f} s")
 
 
 def capitals() -> None:
-    try:
-        from nltk.tokenize.destructive import NLTKWordTokenizer
-    except ImportError:
-        print("4. nltk not installed: capital-word comparison skipped")
-        return
+    from nltk.tokenize.destructive import NLTKWordTokenizer
+
     tokenizer = NLTKWordTokenizer()
     text = ("The NASA team met at NOON. IT'S the BEST plan, they said; WE CANNOT wait. " * 1400)[:100_000]
     ours = per_call(lambda: count_capital_words(text), 3)
@@ -113,6 +114,28 @@ def capitals() -> None:
                       1)
     print(f"4. capital words on {len(text):,} chars: ours {ours * 1e3:.1f} ms, nltk's tokenizer "
           f"{theirs * 1e3:.1f} ms ({theirs / ours:.1f}x)")
+
+
+def sentences() -> None:
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    plain = PunktSentenceTokenizer(english_parameters())
+    mb = 1 << 20
+    texts = {
+        "prose": ("The answer follows from the steps above. " * (mb // 41))[:mb],
+        "varied prose": " ".join(f"Step {i} adds {i * 7 % 13} to the sum." for i in range(mb // 30))[:mb],
+        "'. ' * n": ". " * (mb // 2),
+        "'a. ' * n": "a. " * (mb // 3),
+    }
+    print("5. sentences in 1 MB, cold: ours (Punkt, verdicts memoized) against nltk's plain Punkt")
+    for name, text in texts.items():
+        ours = per_call(lambda t=text: count_sentences(t), 1)
+        try:
+            theirs = per_call(lambda t=text: len(plain.tokenize(t)), 1)
+            baseline = f"{theirs:6.2f} s ({theirs / ours:.1f}x)"
+        except TimeoutError:  # nltk's regex guard: 5 s of wall clock per scan
+            baseline = "TimeoutError (nltk's 5 s regex guard)"
+        print(f"   {name:13} {count_sentences(text):7,} sentences: ours {ours:6.2f} s, nltk's {baseline}")
 
 
 def main() -> None:
@@ -123,6 +146,7 @@ def main() -> None:
     typical(args.repeat)
     hostile()
     capitals()
+    sentences()
 
 
 if __name__ == "__main__":

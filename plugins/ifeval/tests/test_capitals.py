@@ -1,8 +1,9 @@
 """All-capital word counts against nltk's Treebank tokenizer, the one IFEval counts with.
 
-nltk is installed for the tests only (the plugin does not need it): its
-``NLTKWordTokenizer`` needs no download, unlike the Punkt sentence model, so
-the comparison tokenizes each sentence of our splitter with nltk.
+IFEval's ``nltk.word_tokenize`` cuts the text into Punkt sentences, then each
+sentence into Treebank words: the comparison tokenizes each of the plugin's
+sentences (nltk's Punkt, ``sentences.py``) with nltk's ``NLTKWordTokenizer``.
+``test_lm_eval_parity.py`` compares the whole count with IFEval's own.
 """
 
 from __future__ import annotations

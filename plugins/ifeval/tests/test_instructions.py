@@ -50,7 +50,9 @@ CASES: list[tuple[str, dict[str, Any], str, bool]] = [
     ("length_constraints:number_sentences", {"num_sentences": 3, "relation": AT_LEAST},
      "One. Two? Three.", True),
     ("length_constraints:number_sentences", {"num_sentences": 3, "relation": AT_LEAST},
-     "Dr. Smith met Mr. Jones, e.g. at noon. Fine.", False),
+     "Dr. Smith met Mr. Jones, e.g. at noon. Fine.", True),  # Punkt: a sentence ends after e.g.
+    ("length_constraints:number_sentences", {"num_sentences": 3, "relation": AT_LEAST},
+     "Dr. Smith met Mr. Jones at noon. Fine.", False),
     ("length_constraints:number_paragraphs", {"num_paragraphs": 2}, "First.\n***\nSecond.", True),
     ("length_constraints:number_paragraphs", {"num_paragraphs": 2}, "***\nFirst.\n***\nSecond.\n***", True),
     ("length_constraints:number_paragraphs", {"num_paragraphs": 2}, "First.\n***\n***\nSecond.", False),

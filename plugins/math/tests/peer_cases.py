@@ -17,12 +17,19 @@ from pathlib import Path
 from typing import Any
 
 CASES_FILE = Path(__file__).parent / "data" / "peer_cases.jsonl"
+# Math-Verify's cases whose prediction (or gold) is text to pick the answer out of.
+EXTRACTION_FILE = Path(__file__).parent / "data" / "peer_extraction_cases.jsonl"
 
 
-def load_cases() -> list[dict[str, Any]]:
+def load_cases(path: Path = CASES_FILE) -> list[dict[str, Any]]:
     """Every case, in file order."""
-    with open(CASES_FILE, encoding="utf-8") as lines:
+    with open(path, encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
+
+
+def load_all_cases() -> list[dict[str, Any]]:
+    """The answer pairs and the extraction cases: every case the peers' suites hold."""
+    return load_cases() + load_cases(EXTRACTION_FILE)
 
 
 def as_response(pred: str) -> str:
@@ -42,17 +49,26 @@ def source_repo(case: dict[str, Any]) -> str:
     return str(case["source"]).split(" ", 1)[0]
 
 
-def math_boxed_verdicts(cases: list[dict[str, Any]]) -> list[bool]:
-    """``math_boxed``'s verdict (``acc``) on every case, with each case's convention kwargs."""
+def math_boxed_verdicts(cases: list[dict[str, Any]], extract: str = "boxed") -> list[bool]:
+    """``math_boxed``'s verdict (``acc``) on every case, with each case's convention kwargs.
+
+    ``boxed``: the prediction boxed whole when it has no box (the box is what this mode
+    reads); ``last_math``: the prediction as written, the answer found by extraction.
+    """
     from verl_rewards_math.math_boxed import compute_score
 
+    def response(pred: str) -> str:
+        return as_response(pred) if extract == "boxed" else pred
+
     return [
-        bool(compute_score("peer", as_response(c["pred"]), c["gold"], **c.get("kwargs", {}))["acc"])
+        bool(compute_score("peer", response(c["pred"]), c["gold"], extract=extract, **c.get("kwargs", {}))["acc"])
         for c in cases
     ]
 
 
 if __name__ == "__main__":
-    for verdict in math_boxed_verdicts(load_cases()):
+    # argument: the extract mode (default boxed, on the answer pairs; last_math: on every case)
+    mode = sys.argv[1] if len(sys.argv) > 1 else "boxed"
+    for verdict in math_boxed_verdicts(load_cases() if mode == "boxed" else load_all_cases(), mode):
         print(int(verdict))
     sys.exit(0)

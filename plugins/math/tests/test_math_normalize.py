@@ -213,3 +213,32 @@ def test_normalize_drops_only_a_text_unit_that_ends_the_answer() -> None:
     assert normalize("12 \\text{ cm} \\text{ sq}") == "12cm"
     assert normalize("\\text{ cm} 5") == "cm5"
     assert normalize("\\text{no digits}") == "nodigits"
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("x >= 5", "x\\ge5"), ("x \\geq 5", "x\\ge5"), ("x \\geqslant 5", "x\\ge5"), ("x ≥ 5", "x\\ge5"),
+    ("x <= 2", "x\\le2"), ("x \\leq 2", "x\\le2"), ("x != 3", "x\\neq3"), ("x \\ne 3", "x\\neq3"),
+    ("x ≠ 3", "x\\neq3"), ("x \\gt 5", "x>5"), ("x \\lt 3", "x<3"), ("\\left(1\\right)", "(1)"),
+])
+def test_each_relation_is_spelled_one_way(answer: str, expected: str) -> None:
+    assert normalize(answer) == expected
+
+
+def test_a_clock_time_keeps_its_half_of_the_day_and_a_number_drops_its_unit() -> None:
+    assert normalize("4:30\\text{ PM}") == normalize("4:30 \\text{ p.m.}") == normalize("16:30") == "16:30:00"
+    assert normalize("4:30 \\text{ a.m.}") == "04:30:00"
+    assert normalize("5\\text{ pm}") == "5"
+
+
+@pytest.mark.parametrize(("pred", "gold", "equal"), [
+    ("1.22", "1,22", True),  # a reference's decimal comma
+    ("0.111", "0,111", True),
+    ("3.5", "3,5", True),
+    ("3, 5", "3,5", True),  # ... which still reads as the list too
+    ("111", "0,111", False),  # a leading 0 is no thousands group
+    ("1222", "1,222", True),  # a thousands separator
+    ("1.222", "1,222", False),
+    ("1000,99", "1000.99", False),  # a predicted comma is never a decimal
+])
+def test_a_reference_written_with_a_decimal_comma_is_also_its_decimal(pred: str, gold: str, equal: bool) -> None:
+    assert equivalent(pred, gold, Options(symbolic=False, math_verify=False)).equal is equal

@@ -7,8 +7,13 @@ import time
 
 import pytest
 from verl_rewards_math import equivalence, symbolic
+from verl_rewards_math._symbolic_worker import MEMORY_BYTES
 from verl_rewards_math.equivalence import Options, equivalent
 from verl_rewards_math.latex_expr import FUNCTIONS, to_sympy_syntax
+from verl_rewards_math.math_boxed import compute_score
+
+from verl_rewards.child import ChildError, JsonLineWorker
+from verl_rewards.limits import deadline_of
 
 
 def test_sympy_decides_equal_and_unequal_expressions() -> None:
@@ -32,7 +37,7 @@ def test_an_unparsable_expression_is_undecided_not_an_error() -> None:
 
 
 def test_the_worker_refuses_non_whitelisted_text() -> None:
-    answer = symbolic._worker.request({"op": "sympy", "a": "__import__('os')", "b": "1"}, 30.0)
+    answer = symbolic.ask({"op": "sympy", "a": "__import__('os')", "b": "1"}, 30.0)
     assert answer is not None and answer["equal"] is None and "refused" in answer["error"]
 
 
@@ -71,110 +76,74 @@ def test_real_math_verify_in_the_worker() -> None:
     assert symbolic.math_verify_equal([("3", "4")], 30.0) is False
 
 
-class Interrupt(BaseException):
-    """Stands for verl-rewards' SampleTimeout, raised into the scoring thread at any point."""
+def _checks() -> JsonLineWorker:
+    """A worker of its own running the plugin's symbolic handler, as ``symbolic`` does."""
+    return JsonLineWorker("verl_rewards_math._symbolic_worker:Checks", init=sorted(set(FUNCTIONS.values())),
+                          memory_bytes=MEMORY_BYTES)
 
 
-def test_an_interrupted_request_does_not_leave_its_answer_for_the_next_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    worker = symbolic.SymbolicWorker()
+def test_a_busy_child_does_not_hold_up_another_threads_check() -> None:
+    worker = _checks()
+    tower = to_sympy_syntax("2^{2^{2^{30}}}")
+    assert tower is not None
     try:
-        assert worker.request({"op": "sympy", "a": "1", "b": "1"}, 30.0) is not None  # started
-        read_line = worker._read_line
-        interrupt = [True]
-
-        def interrupted_read_line(*args: object) -> bytes:
-            if interrupt.pop() if interrupt else False:
-                raise Interrupt()  # after the request was sent, before its answer was read
-            return read_line(*args)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(worker, "_read_line", interrupted_read_line)
-        with pytest.raises(Interrupt):
-            worker.request({"op": "sympy", "a": "1", "b": "2"}, 30.0)
-        time.sleep(0.2)  # the worker answers the abandoned request meanwhile
-        answer = worker.request({"op": "sympy", "a": "2", "b": "1+1"}, 30.0)
-        assert answer is not None and answer["equal"] is True
+        assert worker.start()
+        late: list[object] = []
+        busy = threading.Thread(target=lambda: late.append(_late(worker, tower)))
+        busy.start()
+        time.sleep(0.5)
+        began = time.monotonic()
+        answer = worker.request({"op": "sympy", "a": "x**2-1", "b": "(x-1)*(x+1)"}, 30.0)
+        assert answer["equal"] is True and time.monotonic() - began < 30.0
+        busy.join(60)
+        assert late == ["late"]
     finally:
         worker.close()
 
 
-def test_what_the_worker_prints_cannot_be_taken_for_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    source = symbolic._worker_source()
-    noisy = source.replace(
-        'if __name__ == "__main__":',
-        "_quiet_sympy_equal = sympy_equal\n\n"
-        "def sympy_equal(ctx, a, b):\n"
-        "    print('{\"equal\": false}', flush=True)\n"
-        "    os.write(1, b'noise from C\\n')\n"
-        "    return _quiet_sympy_equal(ctx, a, b)\n\n"
-        'if __name__ == "__main__":',
-    )
-    assert noisy != source
-    monkeypatch.setattr(symbolic, "_worker_source", lambda: noisy)
-    worker = symbolic.SymbolicWorker()
+def _late(worker: JsonLineWorker, tower: str) -> str:
     try:
-        for _ in range(2):
-            answer = worker.request({"op": "sympy", "a": "x**2-1", "b": "(x-1)*(x+1)"}, 30.0)
-            assert answer is not None and answer["equal"] is True
-    finally:
-        worker.close()
-
-
-def test_waiting_for_a_busy_worker_counts_against_the_deadline() -> None:
-    worker = symbolic.SymbolicWorker()
-    results: list[object] = []
-    worker._lock.acquire()  # another thread's request, taking its time
-    try:
-        waiter = threading.Thread(
-            target=lambda: results.append(worker.request({"op": "sympy", "a": "1", "b": "1"}, 0.3))
-        )
-        started = time.monotonic()
-        waiter.start()
-        waiter.join(5.0)
-        assert not waiter.is_alive() and results == [None]
-        assert time.monotonic() - started < 2.0
-    finally:
-        worker._lock.release()
-        waiter.join(60.0)
-        worker.close()
-
-
-def test_a_slow_start_is_not_charged_to_the_requests_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
-    source = symbolic._worker_source()
-    slow = source.replace('if __name__ == "__main__":', 'time.sleep(1.5)\n\nif __name__ == "__main__":')
-    assert slow != source
-    monkeypatch.setattr(symbolic, "_worker_source", lambda: slow)
-    worker = symbolic.SymbolicWorker()
-    try:
-        started = time.monotonic()
-        answer = worker.request({"op": "sympy", "a": "2", "b": "1+1"}, 0.3)
-        assert answer is not None and answer["equal"] is True
-        assert 1.5 <= time.monotonic() - started < 30.0
-    finally:
-        worker.close()
+        worker.request({"op": "sympy", "a": tower, "b": "5"}, 3.0)
+    except ChildError as e:
+        return e.reason
+    return "answered"
 
 
 def test_a_restart_after_a_timeout_is_not_charged_to_the_next_request() -> None:
-    worker = symbolic.SymbolicWorker()
+    worker = _checks()
     try:
         assert worker.start()
         tower = to_sympy_syntax("2^{2^{2^{30}}}")
-        assert worker.request({"op": "sympy", "a": tower, "b": "5"}, 0.3) is None  # killed at its deadline
-        assert worker._proc is None
+        with pytest.raises(ChildError, match="late"):  # killed at its deadline
+            worker.request({"op": "sympy", "a": tower, "b": "5"}, 0.3)
         answer = worker.request({"op": "sympy", "a": "x**2-1", "b": "(x-1)*(x+1)"}, 0.3)
-        assert answer is not None and answer["equal"] is True
+        assert answer["equal"] is True
     finally:
         worker.close()
 
 
-def test_a_worker_that_never_starts_is_replaced() -> None:
-    worker = symbolic.SymbolicWorker(startup_timeout_s=0.0)
+def test_a_child_that_never_starts_fails_the_check_not_the_answer() -> None:
+    worker = JsonLineWorker("verl_rewards_math._symbolic_worker:Checks", init=[], startup_timeout_s=0.0)
     try:
-        assert worker.request({"op": "sympy", "a": "1", "b": "1"}, 5.0) is None
-        assert worker._proc is None  # killed, not left starting forever
+        with pytest.raises(ChildError) as caught:
+            worker.request({"op": "sympy", "a": "1", "b": "1"}, 5.0)
+        assert caught.value.starting
     finally:
         worker.close()
+
+
+@pytest.mark.parametrize(("tower", "match"), [
+    ("9^{9^{9^{9}}}", "undecided"), ("10^{10^{10}}", "undecided"), ("\\frac{1}{9^{9^{9}}}", "undecided"),
+    ("\\frac{9^{9^{9}}}{2}", "undecided"), ("9^{9^{9}} x", "undecided"),
+    ("(10^{10})!", "none"),  # refused before SymPy: the translator has no factorial
+])
+def test_a_hostile_answer_is_a_zero_before_the_reward_calls_time_runs_out(tower: str, match: str) -> None:
+    symbolic.ensure_started()
+    began = time.monotonic()
+    with deadline_of(3.0):
+        result = compute_score("m", f"\\boxed{{{tower}}}", "5", timeout_s=600.0, math_verify=False)
+    assert time.monotonic() - began < 3.0
+    assert result == {"score": 0.0, "acc": False, "pred": tower, "match": match}
 
 
 def test_the_checks_of_one_answer_share_one_deadline(monkeypatch: pytest.MonkeyPatch) -> None:

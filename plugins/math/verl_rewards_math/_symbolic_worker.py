@@ -1,32 +1,24 @@
-"""The symbolic-check worker: a child process that owns SymPy (and math-verify).
+"""The symbolic checks' handler: what verl-rewards-math's child process runs (SymPy, math-verify).
 
-Run as ``python -c <this source> <sys.path as JSON> <function names as JSON>``,
-the names being those ``latex_expr.FUNCTIONS`` translates to. It reads one JSON
-request per line on stdin and answers one JSON line, so the parent can kill
-it at a deadline however long SymPy would have run. The answers go to the
-original stdout, kept on a private fd; ``sys.stdout`` and fd 1 are pointed at
-stderr, so nothing a library prints can be taken for an answer. It caps its
-own address space and exits when stdin closes or its parent exits.
+:mod:`verl_rewards.child` runs it: ``Checks(function_names)`` is built once per
+child (importing and warming SymPy and math-verify), then called with each
+request; the parent kills the child at its deadline however long SymPy would
+have run. The names are those ``latex_expr.FUNCTIONS`` translates to.
 
-Requests: ``{"id": n, "op": "sympy", "a": ..., "b": ...}`` with strings from
-``latex_expr.to_sympy_syntax``, or ``{"id": n, "op": "math_verify", "pairs":
-[[gold, pred], ...]}`` (equal when math-verify finds any pair equal). Answers: ``{"id": n, "equal": true|false|null, "error": ...}``,
-after a first line ``{"ready": true}`` once SymPy is imported.
+Requests: ``{"op": "sympy", "a": ..., "b": ...}`` with strings from
+``latex_expr.to_sympy_syntax``, or ``{"op": "math_verify", "pairs": [[gold,
+pred], ...]}`` (equal when math-verify finds any pair equal). Answers:
+``{"equal": true|false|null, "error": ...}``.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import resource
 import string
-import sys
-import threading
-import time
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import Any
 
-MEMORY_BYTES = 2 * 1024**3
+MEMORY_BYTES = 2 * 1024**3  # each child's address space (the parent sets it)
 TOLERANCE = 1e-9
 # A reference written as a decimal with k places stands for any value it rounds or
 # truncates to: within one unit of its last place, never looser. A predicted decimal
@@ -34,12 +26,7 @@ TOLERANCE = 1e-9
 _DECIMAL = re.compile(r"^\(*-?\d+\.(\d+)\)*$")
 
 
-def _setup() -> dict[str, Any]:
-    sys.path[:] = json.loads(sys.argv[1])
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-    except (ValueError, OSError):
-        pass
+def _setup(function_names: Sequence[str]) -> dict[str, Any]:
     import sympy
     from sympy.parsing import sympy_parser as sp
 
@@ -48,7 +35,7 @@ def _setup() -> dict[str, Any]:
     names: dict[str, Any] = {c: sympy.Symbol(c) for c in string.ascii_letters}
     names.update(e=sympy.E, i=sympy.I, pi=sympy.pi, oo=sympy.oo, sqrt=sympy.sqrt)
     # The SymPy functions the parent's translator emits (latex_expr.FUNCTIONS).
-    for name in json.loads(sys.argv[2]):
+    for name in function_names:
         names[name] = getattr(sympy, name)
     # parse_expr evaluates its input: the globals hold only what its
     # transformations emit, and the input was whitelisted by the parent.
@@ -77,6 +64,8 @@ def _warm_up(sympy: Any) -> None:
         return
     sample = "\\boxed{F_n = \\sum_{k=0}^{n-1} F_k F_{n-k-1} + \\frac{\\sqrt{3}}{2} x^{2}, (1, 2] \\cup \\{3\\}}"
     verify(parse(sample), parse("\\boxed{\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}}"))
+    # Two sums compared: SymPy imports and builds its summation code on first use (~2 s).
+    verify(parse("\\boxed{F_n = \\sum_{k=0}^{n-1} F_k F_{n-k-1}}"), parse("\\boxed{F_n = \\sum_{k=0}^{n-2} F_k F_{n-k-2}}"))
 
 
 def _parse(ctx: dict[str, Any], text: str) -> Any:
@@ -131,48 +120,22 @@ def math_verify_equal(pairs: list[list[str]]) -> bool:
     return any(bool(verify(parse(gold), parse(pred))) for gold, pred in pairs)
 
 
-def exit_with_parent(period_s: float = 1.0) -> None:
-    """Exit once the parent is gone, even in the middle of a long computation."""
-    parent = os.getppid()
+class Checks:
+    """The child's handler: SymPy and math-verify, imported and warmed once."""
 
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(period_s)
-        os._exit(0)
+    def __init__(self, function_names: Sequence[str]) -> None:
+        self._ctx = _setup(function_names)
 
-    threading.Thread(target=watch, daemon=True).start()
-
-
-def reply_channel() -> TextIO:
-    """The original stdout, for answers only; fd 1 and ``sys.stdout`` now go to stderr."""
-    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return replies
-
-
-def main() -> int:
-    """Serve requests until stdin closes or the parent exits."""
-    replies = reply_channel()
-    exit_with_parent()
-    ctx = _setup()
-    print(json.dumps({"ready": True}), file=replies, flush=True)
-    for line in sys.stdin:
-        answer: dict[str, Any] = {"id": None, "equal": None}
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One request's answer; a check that raises is undecided (``equal`` null), never a crash."""
+        answer: dict[str, Any] = {"equal": None}
         try:
-            request = json.loads(line)
-            answer["id"] = request.get("id")
             if request["op"] == "sympy":
-                answer["equal"] = sympy_equal(ctx, request["a"], request["b"])
+                answer["equal"] = sympy_equal(self._ctx, request["a"], request["b"])
             elif request["op"] == "math_verify":
                 answer["equal"] = math_verify_equal(request["pairs"])
             else:
                 answer["error"] = f"unknown op {request['op']!r}"
-        except Exception as e:  # noqa: BLE001 - any failure is "undecided", never a crash
+        except Exception as e:  # noqa: BLE001 - any failure is "undecided"
             answer["error"] = f"{type(e).__name__}: {e}"[:300]
-        print(json.dumps(answer), file=replies, flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        return answer

@@ -18,7 +18,10 @@ a check that cannot be overturned gives a final "wrong".
 
 Checks 4 and 5 share one deadline, ``Options.timeout_s``, which starts once
 the symbolic child is running: its start (or restart after a timeout) is never
-charged to an answer.
+charged to an answer. Both run in a child process killed at that deadline (or
+when the reward call's time runs out): an answer whose checks were cut short
+there and found nothing equal is "not equal", with the method ``undecided``
+(a hostile ``9^{9^{9^{9}}}`` is a 0 in bounded time, never a hang).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from . import symbolic
 from .latex_expr import to_sympy_syntax
 from .normalize import is_percent, normalize, split_top_level
 
-Method = Literal["exact", "numeric", "sequence", "math_verify", "symbolic", "none"]
+Method = Literal["exact", "numeric", "sequence", "math_verify", "symbolic", "none", "undecided"]
 
 # At most three exponent digits: Fraction("1e10000000") takes seconds in C.
 _DECIMAL = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?$")
@@ -49,6 +52,9 @@ _CLOCK = re.compile(r"^\d\d:\d\d:\d\d$")
 _GLUED = re.compile(r"^-?\d+(?:\.\d+)?[a-zA-Z]{1,2}$")
 _ROUNDED = re.compile(r"\d\.\d")
 _IMAGINARY = re.compile(r"(?<![a-zA-Z\\])i(?![a-zA-Z])")
+# One comma between digits that cannot be a thousands separator (normalize.py reads "1,222"
+# as 1222): in a reference, a decimal comma ("1,22", "0,111"). A predicted comma never is.
+_DECIMAL_COMMA = re.compile(r"^-?\d+,\d+$")
 
 
 class Verdict(NamedTuple):
@@ -90,11 +96,23 @@ def equivalent(pred: str, gold: str, options: Options = Options()) -> Verdict:
     p, g = normalize(pred), normalize(gold)
     if not p:
         return Verdict(False, "none", answered=False)
+    if _DECIMAL_COMMA.match(g):
+        # a reference written with a decimal comma: "1,22" is also 1.22
+        a, b = as_number(p), as_number(g.replace(",", "."))
+        if a is not None and b is not None and _numbers_equal(a, b):
+            return Verdict(True, "numeric")
     verdict = _cheap(p, g, is_percent(pred), is_percent(gold), options)
     if verdict is not None:
         return verdict
     if not (options.symbolic or (options.math_verify and symbolic.math_verify_installed())):
         return Verdict(False, "none")
+    with symbolic.recording_cuts() as cuts:
+        verdict = _checked(pred, gold, p, g, options)
+    return Verdict(False, "undecided") if verdict.method == "none" and cuts else verdict
+
+
+def _checked(pred: str, gold: str, p: str, g: str, options: Options) -> Verdict:
+    """math-verify's verdict, then SymPy's, within ``options.timeout_s`` together."""
     # The child's (re)start is done before the deadline starts: a slow start
     # must not turn a right answer wrong in one run and not in the next.
     symbolic.ensure_started()

@@ -7,8 +7,8 @@ from typing import Any
 
 from verl_rewards.metadata import Example, reward
 
-from .boxed import final_answer, strip_boxed
 from .equivalence import Options, equivalent
+from .extract import EXTRACT_MODES, Extract, answer_side, reference_answer, response_answer
 
 PRED_CHARS = 200
 # A longer box is not an answer (a derivation or a runaway generation), and
@@ -59,6 +59,7 @@ def compute_score(
     math_verify: bool = True,
     timeout_s: float = 2.0,
     ordered_lists: bool = False,
+    extract: Extract = "boxed",
 ) -> dict[str, Any]:
     """``score`` when the boxed answer equals the reference, ``format_score``
     when a box holds a wrong answer, 0 when there is no answer: no complete
@@ -68,15 +69,23 @@ def compute_score(
     ``symbolic``/``math_verify`` enable the SymPy and math-verify checks, which
     together may take ``timeout_s`` seconds (the symbolic child's start not
     included). ``ordered_lists``: a bare list must be in the reference's
-    order. Extra info: ``acc``, ``pred`` (the boxed text) and ``match`` (which
-    check decided: exact, numeric, sequence, math_verify, symbolic or none).
+    order. ``extract``: ``boxed`` reads only the box; ``last_math`` reads the box
+    when there is one, else the answer after a final-answer phrase, the whole
+    response when it is an answer, or its last math or number (``extract.py``).
+    Extra info: ``acc``, ``pred`` (the answer read) and ``match`` (which check
+    decided: exact, numeric, sequence, math_verify, symbolic or none; undecided
+    when math-verify or SymPy was cut short at its deadline and nothing else matched).
     """
+    if extract not in EXTRACT_MODES:
+        raise ValueError(f"extract must be one of {', '.join(EXTRACT_MODES)}, not {extract!r}")
     no_answer = {"score": 0.0, "acc": False, "pred": "", "match": "none"}
-    pred = final_answer(solution_str)
-    if pred is None or len(pred) > MAX_BOX_CHARS:
+    found = response_answer(solution_str, extract)
+    if found is None or len(found.text) > MAX_BOX_CHARS:
         return no_answer
+    reference = reference_answer(str(ground_truth), extract)
+    pred = answer_side(found, reference)
     options = Options(symbolic, math_verify, timeout_s, ordered_lists)
-    verdict = equivalent(pred, strip_boxed(str(ground_truth)), options)
+    verdict = equivalent(pred, reference, options)
     if not verdict.answered:
         return no_answer
     value = score if verdict.equal else format_score

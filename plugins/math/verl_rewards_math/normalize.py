@@ -35,6 +35,7 @@ _TEXT = re.compile(_TEXT_CMD + r"\s*\{([^{}]*)\}")
 # backtracked quadratically on long answers.
 _TEXT_UNIT = re.compile(_TEXT_CMD + r"\s*\{\s*[a-zA-Z][a-zA-Z ]*\}(?:\^\{?[23]\}?)?$")
 _DIGIT = re.compile(r"\d")
+_MERIDIEM = re.compile(r"\{\s*[ap]\.?m\.?\s*\}$", re.IGNORECASE)  # "4:30\text{ PM}": a time, no unit
 _BARE_UNIT = re.compile(
     r"^(?P<value>.*\d\}?)(?P<space>\s*)(?P<unit>[a-zA-Z]+(?:\s+[a-zA-Z]+){0,2})(?:\^\{?[23]\}?)?$"
 )
@@ -53,7 +54,16 @@ _UNICODE = {
     "\u00b7": "\\cdot",
     "\u2264": "\\le",
     "\u2265": "\\ge",
+    "\u2260": "\\neq",
 }
+# One spelling per relation: "\geq", "\geqslant", ">=" -> "\ge"; "!=", "\ne" -> "\neq"; "\lt" -> "<".
+_RELATIONS = (
+    (re.compile(r"\\(?:geqslant|geq|ge)(?![a-zA-Z])|>="), "\\ge"),
+    (re.compile(r"\\(?:leqslant|leq|le)(?![a-zA-Z])|<="), "\\le"),
+    (re.compile(r"\\(?:neq|ne)(?![a-zA-Z])|!=|\\not\s*="), "\\neq"),
+    (re.compile(r"\\gt(?![a-zA-Z])"), ">"),
+    (re.compile(r"\\lt(?![a-zA-Z])"), "<"),
+)
 _CHOICE = re.compile(r"^\(?([A-E])\)?(?:[.:]\S*)?$")
 _DOUBLED_ESCAPE = re.compile(r"\\\\(?=[a-zA-Z])")
 _CONNECTIVES = re.compile(r"\\text\s*\{\s*(?:and|or)\s*\}|(?<![a-zA-Z\\])(?:and|or)(?![a-zA-Z])")
@@ -67,7 +77,8 @@ _ENVIRONMENT = re.compile(
     re.S,
 )
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?((?:a|p)\.?m\.?)?$", re.IGNORECASE)
-_THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+# A leading group of 0 is no thousands group: "0,111" is not 111 (it is a list, or a decimal comma).
+_THOUSANDS = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")
 _A_SLASH_B = re.compile(r"^(-?\d+)/(\d+)$")
 
 
@@ -90,6 +101,8 @@ def normalize(answer: str) -> str:
     s = re.sub(r"\{,\}|,\\!\s*", ",", s)
     s = s.split("\\approx")[0].rstrip("\\ ")
     s = _SIZING.sub("", s)
+    for relation, spelling in _RELATIONS:
+        s = relation.sub(lambda _m, spelling=spelling: spelling, s)
     s = _SPACING.sub(" ", s)
     s = re.sub(r"\\[dtc]frac", r"\\frac", s)
     s = _DEGREES.sub("", s)
@@ -143,7 +156,8 @@ def _strip_delimiters(s: str) -> str:
 def _strip_units(s: str) -> str:
     """``5\\text{ cm}^2`` and ``72 apples`` keep their number; a bare word must be a unit."""
     text_unit = _TEXT_UNIT.search(s)
-    if text_unit and _DIGIT.search(s, 0, text_unit.start()):
+    clock = _MERIDIEM.search(text_unit.group()) and ":" in s[: text_unit.start()] if text_unit else False
+    if text_unit and _DIGIT.search(s, 0, text_unit.start()) and not clock:
         return s[: text_unit.start()].strip()
     bare = _BARE_UNIT.match(s)
     if bare is None:

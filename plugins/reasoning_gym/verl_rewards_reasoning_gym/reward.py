@@ -9,7 +9,8 @@ from verl_rewards.metadata import Example, reward
 
 from .entry import PREFIX, entry_of, restored, task_of
 from .extract import extract_answer
-from .tasks import TASKS, VERSION, Scorer, scorer
+from .isolation import ANSWER_TIMEOUT_S, score
+from .tasks import TASKS, VERSION
 
 # leg_counting's and palindrome_generation's first entries for seed 42 (their questions abridged).
 _LEGS = {
@@ -66,6 +67,7 @@ def compute_score(
     whole_response: bool = False,
     configs: Mapping[str, Mapping[str, Any]] | None = None,
     binary: bool = False,
+    answer_timeout_s: float = ANSWER_TIMEOUT_S,
 ) -> dict[str, Any]:
     """The task's ``score_answer(answer, entry)``.
 
@@ -77,19 +79,17 @@ def compute_score(
     answer the task's scorer raises on scores 0 (``scorer_error`` says why);
     an entry it cannot score even with its own answer fails the sample.
     ``binary``: 1 for the task's full score, else 0 (no partial or format credit).
-    Extra info: ``task``, ``answer_found``, ``scorer_error``.
+    The scorer runs in a child process (``isolation``; but for the tasks that
+    keep reasoning-gym's default, string-comparing scorer): an answer it has not
+    scored within ``answer_timeout_s``, or before the reward call's time runs
+    out, scores 0 (``scorer_error`` says why), however hostile (``9**9**9**9``
+    on countdown). Extra info: ``task``, ``answer_found``, ``scorer_error``.
     """
     entry = entry_of(ground_truth, extra_info)
     task = task_of(data_source, entry)
     entry = restored(task, entry)
-    score_answer = scorer(task, _config(configs, task))
     answer = solution_str.strip() if whole_response else extract_answer(solution_str)
-    try:
-        value = float(score_answer(answer, entry))
-        error = ""
-    except Exception as e:  # noqa: BLE001 - the answer's fault, unless the entry's own answer fails too
-        _check_entry(score_answer, entry, task, e)
-        value, error = 0.0, f"{type(e).__name__}: {e}"[:200]
+    value, error = score(task, _config(configs, task), answer, entry, answer_timeout_s)
     if binary:
         value = 1.0 if value >= 1.0 else 0.0
     return {"score": value, "task": task, "answer_found": answer is not None, "scorer_error": error}
@@ -102,15 +102,3 @@ def _config(configs: Mapping[str, Mapping[str, Any]] | None, task: str) -> Mappi
     if unknown:
         raise ValueError(f"configs names no reasoning-gym task: {', '.join(map(repr, unknown))}")
     return configs.get(task)
-
-
-def _check_entry(score_answer: Scorer, entry: dict[str, Any], task: str, cause: Exception) -> None:
-    """Raise when the task cannot score ``entry`` at all: a data problem, not a wrong answer."""
-    try:
-        score_answer(entry["answer"], entry)
-    except Exception as e:  # noqa: BLE001
-        raise ValueError(
-            f"reasoning-gym's {task!r} scorer fails on this entry even with its own answer "
-            f"({type(e).__name__}: {e}): give the whole entry in extra_info['entry'], generated "
-            f"by reasoning-gym {VERSION} (its config in reward.kwargs.configs when not the default)"
-        ) from cause

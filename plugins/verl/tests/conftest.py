@@ -30,3 +30,9 @@ def cases() -> ModuleType:
 def peers() -> ModuleType:
     """``peers.py``: verl's own scorers, run in-process or in a bounded child process."""
     return load_sibling("peers")
+
+
+@pytest.fixture(scope="session")
+def report() -> ModuleType:
+    """``verified_report.py``: what ``math="verified"`` changes against ``math="verl"``, and why."""
+    return load_sibling("verified_report")

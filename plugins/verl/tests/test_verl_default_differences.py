@@ -23,6 +23,7 @@ from verl.utils.reward_score.prime_math import grader as verl_grader
 from verl_rewards_verl import prime_grader
 from verl_rewards_verl.default import compute_score
 from verl_rewards_verl.sources import UnknownDataSourceError
+from verl_rewards_verl.sources import known_sources as default_sources
 
 HANGS = [  # (data source, response, reference), and what hangs in verl
     ("hiyouga/geometry3k", "<think>x</think>\\boxed{9**9**9*x}", "x"),  # mathruler's SymPy step, no deadline
@@ -182,6 +183,19 @@ def test_an_unknown_data_source_raises_naming_the_known_ones() -> None:
         default_compute_score("my_dataset", "42", "42")
     with pytest.raises(UnknownDataSourceError, match="data_source None"):
         compute_score(None, "42", "42")  # type: ignore[arg-type]
+
+
+def test_an_unknown_data_sources_error_names_whole_sources_when_a_sample_carries_it() -> None:
+    from verl_rewards import Scorer
+
+    with Scorer.from_config({"plugin": "verl_default", "executor": "local"}) as scorer:
+        [error] = scorer.score([{"data_source": "my_dataset", "solution_str": "42", "ground_truth": "42"}]).errors
+    assert error is not None and len(error) <= 500
+    listed = error.split(" knows: ", 1)[1].split(" ...", 1)[0].rstrip(",").split(", ")
+    families = [re.fullmatch(r"(\w+_)\{([\w,]+)\}", item) for item in listed]
+    names = [f"{m[1]}{n}" for m in families if m for n in m[2].split(",")]
+    names += [item for item, m in zip(listed, families) if not m]
+    assert len(names) > 15 and set(names) <= set(default_sources())
 
 
 def test_nothing_is_printed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,32 +17,27 @@
 # same); `matrix_entries` is the parse_expr of prime_math/grader.py's matrix
 # branch. Changed by verl-rewards: they run here, in a child process the
 # reward kills at its deadline (sympy_child.py).
-"""verl_default's SymPy child: answers SymPy requests on stdin, one JSON line each.
+"""verl_default's SymPy steps: the handler its child processes run (``sympy_child``).
 
-Started by ``sympy_child`` through ``verl_rewards_math.symbolic.SymbolicWorker``
-(the same protocol as verl-rewards-math's child): a ``{"ready": true}`` line
-once SymPy is imported and warm, then per request ``{"id", "op", ...}`` one
-answer ``{"id", "equal" | "entries" | "error"}``. Answers go to a private copy
-of stdout (nothing SymPy prints is read as one); the child caps its address
-space and exits with its parent.
+Run by :class:`verl_rewards.child.JsonLineWorker`: ``SympyOps(None)`` is built
+once per child (SymPy imported and warm), then called with each request
+``{"op": "difference", "a", "b"}`` or ``{"op": "matrix", "text"}``; it answers
+``{"equal" | "entries" | "error"}``. The parent kills the child at the
+request's deadline, caps its address space and keeps what SymPy prints off
+the replies.
 """
 
 from __future__ import annotations
 
-import json
-import resource
-import sys
 from typing import Any
 
-from verl_rewards_math._symbolic_worker import exit_with_parent, reply_channel
-
-MEMORY_BYTES = 2 * 1024**3
+MEMORY_BYTES = 2 * 1024**3  # each child's address space (the parent sets it)
 
 
 class SympyOps:
     """The two SymPy steps of verl's scorers (imported once, when the child starts)."""
 
-    def __init__(self) -> None:
+    def __init__(self, init: Any = None) -> None:
         import sympy
         from sympy.parsing import sympy_parser
 
@@ -68,37 +63,16 @@ class SympyOps:
             raise TypeError(f"not a matrix: {type(matrix).__name__}")
         return [str(entry) for entry in matrix]
 
-
-def answer(ops: SympyOps, request: dict[str, Any]) -> dict[str, Any]:
-    """The answer to one request (an ``error`` when the SymPy step raised)."""
-    reply: dict[str, Any] = {"id": request.get("id")}
-    try:
-        if request["op"] == "difference":
-            reply["equal"] = ops.difference_is_zero(request["a"], request["b"])
-        elif request["op"] == "matrix":
-            reply["entries"] = ops.matrix_entries(request["text"])
-        else:
-            reply["error"] = f"unknown op {request['op']!r}"
-    except Exception as e:  # noqa: BLE001 - verl's rule: a SymPy step that raises decides nothing
-        reply["error"] = f"{type(e).__name__}: {e}"[:300]
-    return reply
-
-
-def main() -> int:
-    """Serve requests until stdin closes or the parent exits."""
-    replies = reply_channel()
-    exit_with_parent()
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-    except (ValueError, OSError):
-        pass
-    ops = SympyOps()
-    print(json.dumps({"ready": True}), file=replies, flush=True)
-    for line in sys.stdin:
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The answer to one request (an ``error`` when the SymPy step raised)."""
+        reply: dict[str, Any] = {}
         try:
-            request = json.loads(line)
-        except ValueError as e:
-            print(json.dumps({"id": None, "error": str(e)[:300]}), file=replies, flush=True)
-            continue
-        print(json.dumps(answer(ops, request)), file=replies, flush=True)
-    return 0
+            if request["op"] == "difference":
+                reply["equal"] = self.difference_is_zero(request["a"], request["b"])
+            elif request["op"] == "matrix":
+                reply["entries"] = self.matrix_entries(request["text"])
+            else:
+                reply["error"] = f"unknown op {request['op']!r}"
+        except Exception as e:  # noqa: BLE001 - verl's rule: a SymPy step that raises decides nothing
+            reply["error"] = f"{type(e).__name__}: {e}"[:300]
+        return reply

@@ -8,8 +8,9 @@ from typing import Any
 
 from verl_rewards.metadata import Example, reward
 
-from . import geo3k, gsm8k, math_dapo, math_reward, prime_code, prime_math, search_r1
+from . import geo3k, gsm8k, math_dapo, math_reward, prime_code, prime_math, search_r1, verified
 from .sources import SOURCES, branch_of
+from .verified import MATH_MODES, VERIFIED_BRANCHES, MathMode
 
 _SUB = "```python\na, b = map(int, input().split())\nprint(a - b)\n```"
 _TWO_TESTS = json.dumps({"inputs": ["1 2\n", "3 0\n"], "outputs": ["3\n", "3\n"]})
@@ -57,17 +58,24 @@ def compute_score(
     *,
     code_options: Mapping[str, Any] | None = None,
     sympy_timeout_s: float = prime_math.SYMPY_TIMEOUT_S,
+    math: MathMode = "verl",
 ) -> float | dict[str, Any]:
     """The score verl's ``default_compute_score`` gives this sample: a float, or math_dapo's
     ``{"score", "acc", "pred"}``.
 
     ``code_options`` are passed to ``code_exec`` for code samples (e.g. ``{"memory_mb": 4096}``);
     ``sympy_timeout_s`` bounds each SymPy comparison (numina_* and geometry3k; verl's is 10 s
-    for numina_*, none for geometry3k). An unknown ``data_source`` raises ``UnknownDataSourceError``.
+    for numina_*, none for geometry3k). ``math="verified"`` judges the MATH, math_dapo/aime*
+    and numina_* branches with verl-rewards-math's checker instead of verl's, on verl's score
+    scale (``verified.py``). An unknown ``data_source`` raises ``UnknownDataSourceError``.
     """
+    if math not in MATH_MODES:
+        raise ValueError(f"math must be one of {', '.join(MATH_MODES)}, not {math!r}")
     branch = branch_of(data_source)
     result: Any
-    if branch == "gsm8k":
+    if math == "verified" and branch in VERIFIED_BRANCHES:
+        result = verified.score(branch, solution_str, ground_truth, sympy_timeout_s)
+    elif branch == "gsm8k":
         result = gsm8k.compute_score(solution_str, ground_truth)
     elif branch == "math":
         result = math_reward.compute_score(solution_str, ground_truth)

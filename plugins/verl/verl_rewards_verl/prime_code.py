@@ -105,7 +105,8 @@ def compute_score(solution_str: str, ground_truth: Any, code_options: Mapping[st
     """The fraction of the first 10 tests passed (stdin/stdout); 1.0 or 0.0 (call-based)."""
     spec = load_tests(ground_truth)
     solution = extract_solution(solution_str)
-    options: dict[str, Any] = {"compare": "prime_code", "time_budget_s": TIME_BUDGET_S}
+    # Only the score is kept: code_exec need not explain failing tests.
+    options: dict[str, Any] = {"compare": "prime_code", "time_budget_s": TIME_BUDGET_S, "explain": "none"}
     if spec.get("fn_name"):
         # verl's preamble may bind the function itself (`gcd` from `from math import *`).
         program = preamble(f"{solution} {spec['fn_name']}") + solution

@@ -41,8 +41,8 @@ class UnknownDataSourceError(ValueError, NotImplementedError):
     def __init__(self, data_source: object) -> None:
         self.data_source = data_source
         super().__init__(
-            f"verl_default has no scorer for data_source {data_source!r} (verl 0.9.1's default_compute_score "
-            f"knows: {', '.join(known_sources())}); route other sources to another reward "
+            f"verl_default has no scorer for data_source {data_source!r:.80} (verl 0.9.1's default_compute_score "
+            f"knows: {_listed()}); route other sources to another reward "
             "(reward.rewards + reward.route)"
         )
 
@@ -50,6 +50,24 @@ class UnknownDataSourceError(ValueError, NotImplementedError):
 def known_sources() -> list[str]:
     """Every data source verl's table names, and the ``aime*`` prefix."""
     return [*_BY_SOURCE, f"{DAPO_PREFIX}* (any data_source starting with '{DAPO_PREFIX}')"]
+
+
+def _listed() -> str:
+    """:func:`known_sources`, families written once (``numina_{aops_forum,...}``), so the
+    list fits a sample's error whole."""
+    items: list[str] = []
+    for sources in SOURCES.values():
+        family = _family(sources[:-1]) if len(sources) > 3 else None
+        items += [family, sources[-1]] if family else list(sources)
+    return ", ".join([*items, known_sources()[-1]])
+
+
+def _family(sources: tuple[str, ...]) -> str | None:
+    """``prefix_{a,b}`` for names sharing a prefix up to an underscore, else None."""
+    prefix = sources[0][: sources[0].find("_") + 1]
+    if not prefix or not all(s.startswith(prefix) for s in sources):
+        return None
+    return f"{prefix}{{{','.join(s[len(prefix):] for s in sources)}}}"
 
 
 def branch_of(data_source: object) -> Branch:

@@ -2,46 +2,47 @@
 
 verl runs prime_math's SymPy comparison in a forked process per call (10 s
 timeout) and mathruler's (geometry3k) in the reward's own process with no
-timeout; SymPy can run for minutes in C code that no signal interrupts. Here
-both run in one reused child (``_sympy_worker.py``) behind verl-rewards-math's
-``SymbolicWorker``: started on first use (its start, importing SymPy, is not
-charged to any answer), one request at a time, killed and restarted when an
-answer is late. A late, failed or refused step is "not equal", as in verl.
+timeout; SymPy can run for minutes in C code that holds the GIL, which no
+signal interrupts. Here both run in reused child processes
+(:class:`verl_rewards.child.JsonLineWorker` running ``_sympy_worker.SympyOps``):
+started on first use (a start, importing SymPy, is not charged to any answer),
+killed when an answer is late, or when the reward call's own time
+(:func:`verl_rewards.time_left`) runs out, and replaced in the background. A
+late, failed or refused step is "not equal", as in verl (the reason is logged
+at debug level, logger ``verl_rewards.child``: verl's scores carry no extra
+keys to put it in); a child that
+cannot start in time fails the sample (``ChildError``), not the answer.
 """
 
 from __future__ import annotations
 
-import atexit
-import json
 import re
-import sys
+from typing import Any
 
-from verl_rewards_math.symbolic import SymbolicWorker
+from verl_rewards.child import JsonLineWorker
+
+from ._sympy_worker import MEMORY_BYTES
 
 TIMEOUT_S = 10.0
 # Canonical integers: SymPy's verdict on their difference is their equality.
 _INTEGER = re.compile(r"0|-?[1-9][0-9]{0,99}")
 # A matrix of numbers only (no names: parse_expr evaluates what it reads).
 _NUMERIC_MATRIX = re.compile(r"Matrix\(\s*\[[0-9\s.,+\-*/()\[\]]*\]\s*\)")
-_BOOT = (
-    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-    "from verl_rewards_verl._sympy_worker import main; sys.exit(main())"
-)
+
+_worker = JsonLineWorker("verl_rewards_verl._sympy_worker:SympyOps", name="verl_default's SymPy child",
+                         memory_bytes=MEMORY_BYTES)
 
 
-def _command() -> list[str]:
-    return [sys.executable, "-c", _BOOT, json.dumps(sys.path)]
-
-
-_worker = SymbolicWorker(command=_command)
-atexit.register(_worker.close)
+def _ask(payload: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
+    reply: dict[str, Any] | None = _worker.evaluate(payload, timeout_s).reply  # None: cut short (logged)
+    return reply
 
 
 def difference_is_zero(a: str, b: str, timeout_s: float) -> bool:
     """Whether SymPy simplifies ``(a)-(b)`` to 0 within ``timeout_s`` (verl's ``are_equal_under_sympy`` step)."""
     if _INTEGER.fullmatch(a) and _INTEGER.fullmatch(b):
         return a == b
-    reply = _worker.request({"op": "difference", "a": a, "b": b}, timeout_s)
+    reply = _ask({"op": "difference", "a": a, "b": b}, timeout_s)
     return bool(reply is not None and reply.get("equal") is True)
 
 
@@ -53,13 +54,12 @@ def matrix_entries(text: str, timeout_s: float) -> list[str]:
     """
     if not _NUMERIC_MATRIX.fullmatch(text):
         raise ValueError("not a matrix of numbers: not parsed")
-    reply = _worker.request({"op": "matrix", "text": text}, timeout_s)
+    reply = _ask({"op": "matrix", "text": text}, timeout_s)
     if reply is None or not isinstance(reply.get("entries"), list):
         raise ValueError(f"matrix not parsed: {'timed out' if reply is None else reply.get('error')}")
     return [str(entry) for entry in reply["entries"]]
 
 
 def ensure_started() -> bool:
-    """Start the child now (benchmarks: keep its start out of the timings); whether it is ready."""
-    started: bool = _worker.start()
-    return started
+    """Have a child ready now (benchmarks: keep its start out of the timings); whether one is."""
+    return _worker.start()

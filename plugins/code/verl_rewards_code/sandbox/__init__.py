@@ -1,4 +1,4 @@
-"""A process sandbox for untrusted programs (Python, C++, Java, JavaScript, Rust): namespaces plus rlimits."""
+"""A process sandbox for untrusted programs (Python, C, C++, Java, JavaScript, Rust): namespaces plus rlimits."""
 
 from __future__ import annotations
 

@@ -40,6 +40,14 @@ MNT_DETACH = 2
 # pivot_root has no glibc wrapper; its number differs between architectures.
 _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "loongarch64": 41, "ppc64le": 203, "s390x": 217}
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+# As on a host: the standard streams by name, through the run's own /proc (its
+# descriptors only: a program has 0, 1 and 2).
+_DEVICE_LINKS = (
+    ("/dev/fd", "/proc/self/fd"),
+    ("/dev/stdin", "/proc/self/fd/0"),
+    ("/dev/stdout", "/proc/self/fd/1"),
+    ("/dev/stderr", "/proc/self/fd/2"),
+)
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -132,7 +140,8 @@ def build_root(cfg: dict[str, Any], fresh_proc: bool) -> str:
     """A minimal root on a tmpfs: read-only binds of what the interpreter and the
     language's tools need (``binds``), the run's ``io`` directory (the program
     and, for a compiled language, its ``build``), the run's own /proc, a few
-    devices, and a size-limited tmpfs for the working directory and /dev/shm.
+    devices, /dev/fd and /dev/std{in,out,err} (links into /proc/self/fd), and a
+    size-limited tmpfs for the working directory and /dev/shm.
     Nothing else of the host (its /tmp, /home, /root, /work, datasets, other
     runs, Ray logs). ``fresh_proc`` mounts a new proc for the caller's PID
     namespace (the warm server's runs); else the caller's /proc is bound
@@ -161,6 +170,8 @@ def build_root(cfg: dict[str, Any], fresh_proc: bool) -> str:
         _bind("/proc", root + "/proc")
     for device in _DEVICES:
         _bind(device, root + device)
+    for link, target in _DEVICE_LINKS:
+        os.symlink(target, root + link)
     _bind(work, root + cfg["workdir"])
     _bind(shm, root + "/dev/shm")
     writable = [root + cfg["workdir"], root + "/dev/shm"]
@@ -298,6 +309,10 @@ def enter_program(cfg: dict[str, Any], runner_pid: int) -> None:
             resource.setrlimit(limit, (soft, hard))
     if cfg["drop_uid"] is not None:
         uid = cfg["drop_uid"]
+        # The run's pipes were made by root (mode 0600): owned by the program's uid, they
+        # can be opened again as /dev/stdin, /dev/stdout, /dev/stderr (/proc/self/fd/N).
+        for fd in {0, 1, 1 if cfg["merge_stderr"] else cfg["stderr_fd"]}:
+            os.fchown(fd, uid, uid)
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
@@ -414,9 +429,12 @@ def send_collected(cfg: dict[str, Any]) -> str | None:
                     if not stat.S_ISREG(info.st_mode):
                         continue
                     files += 1
-                    budget -= info.st_size
+                    budget -= max(1, -(-info.st_size // 4096)) * 4096  # on disk: whole blocks (artifacts.disk_bytes)
                     if budget < 0 or files > _MAX_COLLECT_FILES:
-                        return f"the compiler's output passes {cfg['artifact_bytes']} bytes or {_MAX_COLLECT_FILES} files"
+                        return (
+                            f"the compiler's output passes its disk limit ({cfg['artifact_bytes']} bytes) "
+                            f"or {_MAX_COLLECT_FILES} files"
+                        )
                     header = {"path": path, "size": info.st_size, "mode": stat.S_IMODE(info.st_mode)}
                     os.write(fd, (json.dumps(header) + "\n").encode())
                     _copy(opened, fd, info.st_size)

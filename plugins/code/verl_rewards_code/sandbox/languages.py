@@ -13,31 +13,35 @@ the sandbox and cached (``compiled.py``).
 | `cpp`        | `g++ -std=c++17 -O2 -pipe`                  | the binary                 |
 | `rust`       | `rustc -O --edition 2021 -C codegen-units=1` | the binary                 |
 | `java`       | `javac -encoding UTF-8`                     | `java` with `JAVA_RUN_FLAGS`, `-Xmx` from `memory_mb` |
-| `javascript` | -                                           | `node --max-old-space-size=...` |
+| `javascript` | -                                           | `node --max-old-space-size=... --require <blocking stdio> main.js` |
+| `c`          | `gcc -std=c17 -O2 -pipe ... -lm`            | the binary                 |
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .records import Job, Limits
+from .java import java_classes
+from .records import MIB, Job, Limits
 
-LANGUAGES = ("python", "cpp", "java", "javascript", "rust")
+LANGUAGES = ("python", "cpp", "java", "javascript", "rust", "c")
 # Fence tags (lower case) and the language each names.
 TAGS: Mapping[str, str] = {
     **dict.fromkeys(("python", "py", "python3", "py3"), "python"),
+    "c": "c",
     **dict.fromkeys(("cpp", "c++"), "cpp"),
     "java": "java",
     **dict.fromkeys(("javascript", "js"), "javascript"),
     **dict.fromkeys(("rust", "rs"), "rust"),
 }
-COMPILED = ("cpp", "java", "rust")
+COMPILED = ("c", "cpp", "java", "rust")
+# Compiled to a native binary, run as it is.
+NATIVE = ("c", "cpp", "rust")
 
 # The JVM: one serial GC thread, the client compiler only (a quick start for
 # short programs), no shared perf file, and small reservations for code and
@@ -56,6 +60,15 @@ JAVA_STACK = "-Xss64m"
 # where no memory cgroup bounds the run (measured: java -Xmx128m with the flags
 # above starts under 2 GB, node under 1 GB).
 _RUNTIME_RESERVE_MB = {"java": 2048, "javascript": 1024}
+# node makes its stdout and stderr pipes non-blocking and queues what a full pipe
+# does not take; process.exit() drops the queue (nodejs/node#6456: 1.2 MB written,
+# 64-128 KB kept). Preloaded before the program, this makes both blocking, as they
+# are when they are files: everything written before the exit reaches the pipe.
+NODE_PRELOAD = (".stdio-blocking.js", """\
+for (const stream of [process.stdout, process.stderr]) {
+  if (stream._handle && typeof stream._handle.setBlocking === "function") stream._handle.setBlocking(true);
+}
+""")
 # Threads a runtime starts for itself, on top of max_processes (measured: a JVM
 # with the flags above has 13-14, node with one V8 worker 4).
 _RUN_TASKS = {"java": 20, "javascript": 8}
@@ -63,12 +76,13 @@ _COMPILE_TASKS = 32
 # How each runtime reports that it ran out of its memory.
 OUT_OF_MEMORY = {
     "python": ("MemoryError",),
+    # C has no runtime to say it: a program that reports malloc's ENOMEM with perror() does.
+    "c": ("Cannot allocate memory",),
     "cpp": ("std::bad_alloc",),
     "rust": ("memory allocation of",),
     "java": ("java.lang.OutOfMemoryError",),
     "javascript": ("JavaScript heap out of memory", "Fatal process out of memory", "Array buffer allocation failed"),
 }
-ARTIFACT_BYTES = 256 * 1024 * 1024
 # Compilers read the source by a path relative to the working directory (a
 # sibling of io/), so their messages do not name the run's tree; it is
 # removed from the messages (``compiled.compile_failure``).
@@ -123,6 +137,7 @@ _TOOL_NAMES = {
     "java": ("javac", "java"),
     "javascript": ("node",),
     "rust": ("rustc", "cc"),
+    "c": ("gcc",),
 }
 
 
@@ -194,7 +209,16 @@ def source_name(language: str, source: str) -> str:
     """The file name the program's source needs (Java: its public class's)."""
     if language == "java":
         return f"{java_classes(source)[0]}.java"
-    return {"python": "main.py", "cpp": "main.cpp", "javascript": "main.js", "rust": "main.rs"}[language]
+    return {"python": "main.py", "c": "main.c", "cpp": "main.cpp", "javascript": "main.js", "rust": "main.rs"}[language]
+
+
+def extra_info(language: str, source: str) -> dict[str, str]:
+    """What a sample's extra info says of how its program ran: for Java whose source
+    declares several top-level types, ``main_class``, the one ``java`` ran."""
+    if language != "java":
+        return {}
+    classes = java_classes(source)
+    return {"main_class": classes.main} if classes.types > 1 else {}
 
 
 def compile_job(language: str, source: str, limits: Limits, into: str, cgroups: bool) -> Job:
@@ -203,7 +227,9 @@ def compile_job(language: str, source: str, limits: Limits, into: str, cgroups: 
     name = source_name(language, source)
     tool = chain.tools
     command: tuple[str, ...]
-    if language == "cpp":
+    if language == "c":
+        command = (tool["gcc"], "-std=c17", "-O2", "-pipe", "-o", "out/main", SOURCE_DIR + name, "-lm")
+    elif language == "cpp":
         command = (tool["g++"], "-std=c++17", "-O2", "-pipe", "-o", "out/main", SOURCE_DIR + name)
     elif language == "rust":
         command = (
@@ -223,7 +249,7 @@ def compile_job(language: str, source: str, limits: Limits, into: str, cgroups: 
         command,
         collect="out",
         collect_into=into,
-        artifact_bytes=ARTIFACT_BYTES,
+        artifact_bytes=limits.disk_mb * MIB,  # what it writes to the host's disk counts against its disk limit
         binds=chain.binds,
         env=dict(chain.env),
         extra_tasks=_COMPILE_TASKS,
@@ -240,15 +266,20 @@ def run_job(language: str, source: str, build: str | None, limits: Limits, cgrou
     name = source_name(language, source)
     budget = limits.memory_mb - limits.disk_mb
     command: tuple[str, ...]
-    if language in ("cpp", "rust"):
+    if language in NATIVE:
         command = ("{build}/main",)
     elif language == "java":
         heap = max(32, budget - 96)
         main_class = java_classes(source)[1]
         command = (chain.tools["java"], f"-Xmx{heap}m", JAVA_STACK, *JAVA_RUN_FLAGS, "-cp", "{build}", main_class)
     else:
-        command = (chain.tools["node"], "--v8-pool-size=1", f"--max-old-space-size={max(32, budget - 64)}", "{io}/" + name)
+        command = (
+            chain.tools["node"], "--v8-pool-size=1", f"--max-old-space-size={max(32, budget - 64)}",
+            "--require", "{io}/" + NODE_PRELOAD[0], "{io}/" + name,
+        )
     files = {} if language in COMPILED else {name: source}
+    if language == "javascript":
+        files[NODE_PRELOAD[0]] = NODE_PRELOAD[1]
     reserve = _RUNTIME_RESERVE_MB.get(language)
     return Job(
         files,
@@ -259,64 +290,3 @@ def run_job(language: str, source: str, build: str | None, limits: Limits, cgrou
         extra_tasks=_RUN_TASKS.get(language, 0),
         address_space_mb=None if reserve is None else (0 if cgroups else budget + reserve),
     )
-
-
-_JAVA_TOKENS = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|[{};.]")
-_TYPE_WORDS = frozenset({"class", "interface", "enum", "record"})
-
-
-@functools.lru_cache(maxsize=64)
-def java_classes(source: str) -> tuple[str, str]:
-    """``(file class, main class)`` of a Java source: the public top-level class
-    names the file (``Main`` when there is none); the main class is the first
-    top-level class declaring ``main`` (qualified by the file's ``package``),
-    else the public one, else ``Main``. One linear scan; comments and literals
-    are skipped."""
-    public = first_main = current = None
-    package: list[str] = []
-    depth, previous = 0, ""
-    statement: list[str] = []
-    for token in _JAVA_TOKENS.findall(_strip_java(source)):
-        if token in "{};":
-            if depth == 0 and statement[:1] == ["package"]:
-                package = [word for word in statement[1:] if word != "."]
-            depth += {"{": 1, "}": -1, ";": 0}[token]
-            depth = max(depth, 0)
-            statement = []
-            previous = token
-            continue
-        if depth == 0:
-            statement.append(token)
-            if previous in _TYPE_WORDS:
-                current = token
-                if public is None and "public" in statement:
-                    public = token
-        elif token == "main" and first_main is None and current is not None:
-            first_main = current
-        previous = token
-    main = first_main or public or "Main"
-    return public or "Main", ".".join([*package, main])
-
-
-def _strip_java(source: str) -> str:
-    """``source`` with comments, string and character literals blanked (one pass)."""
-    out, i, n = [], 0, len(source)
-    while i < n:
-        two = source[i : i + 2]
-        if two == "//":
-            end = source.find("\n", i)
-            i = n if end == -1 else end
-        elif two == "/*":
-            end = source.find("*/", i + 2)
-            i = n if end == -1 else end + 2
-            out.append(" ")
-        elif source[i] in "\"'":
-            quote, j = source[i], i + 1
-            while j < n and source[j] != quote and source[j] != "\n":
-                j += 2 if source[j] == "\\" else 1
-            i = j + 1
-            out.append(" ")
-        else:
-            out.append(source[i])
-            i += 1
-    return "".join(out)

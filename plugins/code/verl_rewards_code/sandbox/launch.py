@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import cgroups
+from .artifacts import ArtifactSink
 from .owners import made_by_a_dead_process, owner_tag
 from .records import MIB, Isolation, Job, Limits, RunResult
 from .seccomp import program_filter
@@ -57,8 +58,6 @@ STDERR_TAIL_BYTES = 4096
 _UID_RANGE = (2_000_000_000, 2_100_000_000)
 _LAUNCH_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 _PROGRAM_ARGS = ("-I", "-B", "-X", "utf8")
-# Room for the per-file header lines of a compile run's output.
-_ARTIFACT_HEADERS = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -86,9 +85,12 @@ def runner_source() -> str:
 
 
 class Launcher(Protocol):
-    """Starts a prepared run and pumps its pipes (the cold ``unshare`` runner, or a warm server)."""
+    """Starts a prepared run and pumps its pipes (the cold ``unshare`` runner, or a warm server);
+    a compile run's output goes to ``sink`` as it arrives."""
 
-    def __call__(self, config: dict[str, Any], stdin: bytes, limits: Limits, python: str) -> Streams: ...
+    def __call__(
+        self, config: dict[str, Any], stdin: bytes, limits: Limits, python: str, sink: ArtifactSink | None = None
+    ) -> Streams: ...
 
 
 def execute(
@@ -117,15 +119,21 @@ def execute_job(
         for name, text in job.files.items():
             _write(tree.io_file(name), text, 0o644)
         config = _run_config(isolation, tree, limits, python, uid, cgroup, job, helper_processes)
+        sink = ArtifactSink(job.collect_into, job.artifact_bytes) if job.collect_into else None
         started = time.monotonic()
-        streams = (launcher or _launch_cold)(config, stdin.encode("utf-8"), limits, python)
+        try:
+            streams = (launcher or _launch_cold)(config, stdin.encode("utf-8"), limits, python, sink)
+        except BaseException:
+            if sink is not None:
+                sink.discard()  # a run its warm server took with it runs again, into the same directory
+            raise
         elapsed = time.monotonic() - started
         if not streams.exited and uid is not None and not isolation.pid_namespace:
             _kill_uid(uid)
         if cgroup is not None:
             cgroup.kill_all()
         oom = cgroup is not None and cgroup.oom_killed()
-        artifacts_error = _store_artifacts(streams, job) if job.collect_into else None
+        artifacts_error = sink.finish() if sink is not None else None
         return _collect(streams, limits, elapsed, oom, artifacts_error)
 
 
@@ -147,8 +155,7 @@ class Streams:
     stderr_total: int = 0
     status: bytearray = field(default_factory=bytearray)
     log: bytearray = field(default_factory=bytearray)
-    artifact: bytearray = field(default_factory=bytearray)
-    artifact_cap: int = 0
+    sink: ArtifactSink | None = None
     exited: bool = False
     output_limit_hit: bool = False
     returncode: int = 0
@@ -180,7 +187,9 @@ class Pipes:
                 os.close(fd)
 
 
-def _launch_cold(config: dict[str, Any], stdin: bytes, limits: Limits, python: str) -> Streams:
+def _launch_cold(
+    config: dict[str, Any], stdin: bytes, limits: Limits, python: str, sink: ArtifactSink | None = None
+) -> Streams:
     """Start a fresh runner behind the isolation's command, pump its pipes up to the
     time limit, kill what is left."""
     pipes = Pipes(artifact=bool(config["collect"]))
@@ -203,7 +212,7 @@ def _launch_cold(config: dict[str, Any], stdin: bytes, limits: Limits, python: s
         raise
     finally:
         pipes.close_theirs()
-    streams = Streams(artifact_cap=config["artifact_bytes"])
+    streams = Streams(sink=sink)
     try:
         exit_fd = _pidfd(proc.pid)
         pump(pipes, stdin, limits, streams, exit_fd, lambda: _exited(proc))
@@ -302,9 +311,8 @@ def _read_into(fd: int, readers: dict[int, str], streams: Streams, limits: Limit
         streams.stderr_tail = (streams.stderr_tail + chunk)[-STDERR_TAIL_BYTES:]
         return streams.stderr_total < limits.max_output_bytes
     elif name == "artifact":
-        # Past the cap, the rest is dropped and the run's artifacts are refused.
-        if len(streams.artifact) <= streams.artifact_cap:
-            streams.artifact += chunk
+        if streams.sink is not None:
+            streams.sink.feed(chunk)  # written as it arrives; past the disk limit, dropped and refused
     else:
         # The runner's own status and log are small; a cap still bounds them.
         target = streams.status if name == "status" else streams.log
@@ -520,32 +528,6 @@ def _collect(streams: Streams, limits: Limits, elapsed: float, oom: bool, artifa
         memory_limit_hit=oom,
         artifacts_error=status.get("collect_error") or artifacts_error,
     )
-
-
-def _store_artifacts(streams: Streams, job: Job) -> str | None:
-    """Write the files a compile run sent (``{"path", "size", "mode"}`` lines, each then
-    its bytes) into ``job.collect_into``; None, or why they cannot be used."""
-    data, at = streams.artifact, 0
-    if len(data) > job.artifact_bytes + _ARTIFACT_HEADERS:
-        return f"the compiler's output passes {job.artifact_bytes} bytes"
-    assert job.collect_into is not None
-    while at < len(data):
-        end = data.find(b"\n", at)
-        try:
-            header = json.loads(data[at:end] if end != -1 else b"")
-            path, size, mode = str(header["path"]), int(header["size"]), int(header["mode"])
-        except (TypeError, KeyError, ValueError):
-            return "the compiler's output arrived damaged"
-        parts = path.split("/")
-        if any(part in ("", ".", "..") for part in parts) or end + 1 + size > len(data):
-            return f"the compiler's output arrived damaged (at {path!r})"
-        target = os.path.join(job.collect_into, *parts)
-        os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o755 if mode & 0o100 else 0o644)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data[end + 1 : end + 1 + size])
-        at = end + 1 + size
-    return None
 
 
 def _parse_status(text: str) -> dict[str, Any]:

@@ -126,7 +126,8 @@ class Job:
     it) and ``{build}`` (``artifacts``, a host directory shown read-only: a
     compiled program). ``collect`` names a directory the command writes in its
     working directory (a compiler's output), sent out of the sandbox into
-    ``collect_into`` (at most ``artifact_bytes``) after it exited 0.
+    ``collect_into`` (at most ``artifact_bytes`` on disk, written as it
+    arrives) after it exited 0.
     ``args`` follow the command (``{io}`` allowed: files of ``files``).
     ``binds`` are host paths the command needs (a toolchain), shown read-only;
     ``extra_tasks`` the threads its runtime starts for itself (the JVM's),
@@ -188,7 +189,8 @@ class Isolation:
     libraries), its program file and a private, size-limited working directory.
     ``cgroups`` bounds each run's memory (anonymous, SysV shm, memfd, tmpfs) and
     tasks in the kernel; ``seccomp`` refuses ``socket(AF_VSOCK)`` (vsock is not
-    network-namespaced) and io_uring (which could open one past the filter).
+    network-namespaced), io_uring (which could open one past the filter), new
+    user namespaces and kernel keys (which would outlive the run).
     """
 
     level: Literal["namespaces", "rlimits"]
@@ -219,7 +221,7 @@ class Isolation:
             holds.append(self.cgroups.describe())
         if self.seccomp:
             memfd = "" if self.cgroups is not None else ", no memfds: no cgroup would count them"
-            holds.append(f"seccomp (no vsock sockets, no io_uring, no new user namespaces{memfd})")
+            holds.append(f"seccomp (no vsock sockets, no io_uring, no new user namespaces, no kernel keys{memfd})")
         if self.command:
             spaces = [flag[2:] for flag in self.command if flag in _NAMESPACE_FLAGS]
             holds.append("namespaces (" + ", ".join(spaces) + ")")

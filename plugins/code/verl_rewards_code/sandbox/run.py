@@ -108,7 +108,7 @@ class Sandbox:
         key = compiled.cache_key(self.language, chain.identity, source)
         return compiled.CACHE.use(key, lambda into: self._compile_into(source, into))
 
-    def _compile_into(self, source: str, into: str) -> str | None:
+    def _compile_into(self, source: str, into: str) -> compiled.Failure | None:
         limits = self.compile_limits
         job = languages.compile_job(self.language, source, limits, into, self.isolation.cgroups is not None)
         result = self.execute(job, "", limits)

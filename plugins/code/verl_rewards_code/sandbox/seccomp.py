@@ -1,4 +1,4 @@
-"""The seccomp filter of sandboxed programs: no vsock, no io_uring, no new user namespaces.
+"""The seccomp filter of sandboxed programs: no vsock, no io_uring, no new user namespaces, no kernel keys.
 
 The network namespace leaves a program only a loopback that is down, but
 vsock (``AF_VSOCK``, a VM's channel to its host) is not network-namespaced.
@@ -8,10 +8,14 @@ program a root (and capabilities) there, and with them the kernel's code for
 mounts, netfilter and more that an unprivileged process cannot otherwise
 reach: ``unshare`` and ``clone`` with ``CLONE_NEWUSER`` fail with ``EPERM``,
 and ``clone3`` (whose flags are in memory a filter cannot read) with
-``ENOSYS``, which makes the C library fall back to ``clone``. Without a run
-cgroup to account them, ``memfd_create`` is refused too. Anything else is
-allowed: the filter is a few BPF instructions, built here and installed by
-the runner just before the program starts (after ``no_new_privs``).
+``ENOSYS``, which makes the C library fall back to ``clone``. The kernel's
+key retention service (``add_key``, ``request_key``, ``keyctl``) is refused
+with ``EPERM``, as Docker's default profile does: keys are not namespaced by
+anything a run gets fresh, so a key a program added under its uid would stay
+in kernel memory after the run, until reboot. Without a run cgroup to account
+them, ``memfd_create`` is refused too. Anything else is allowed: the filter is
+a few BPF instructions, built here and installed by the runner just before
+the program starts (after ``no_new_privs``).
 """
 
 from __future__ import annotations
@@ -31,11 +35,12 @@ class _Arch(NamedTuple):
     memfd_create: int
     clone: int
     unshare: int
+    keys: tuple[int, ...]  # add_key, request_key, keyctl
 
 
 _ARCHES = {
-    "x86_64": _Arch(audit=0xC000003E, socket=41, memfd_create=319, clone=56, unshare=272),
-    "aarch64": _Arch(audit=0xC00000B7, socket=198, memfd_create=279, clone=220, unshare=97),
+    "x86_64": _Arch(audit=0xC000003E, socket=41, memfd_create=319, clone=56, unshare=272, keys=(248, 249, 250)),
+    "aarch64": _Arch(audit=0xC00000B7, socket=198, memfd_create=279, clone=220, unshare=97, keys=(217, 218, 219)),
 }
 _IO_URING = (425, 426, 427)  # io_uring_setup, io_uring_enter, io_uring_register: the same everywhere
 _CLONE3 = 435
@@ -63,7 +68,8 @@ def seccomp_available() -> bool:
 
 def program_filter(machine: str | None = None, refuse_memfd: bool = False) -> list[Instruction]:
     """The BPF program ``(code, jt, jf, k)``: another ABI is killed; ``socket(AF_VSOCK, ...)``
-    fails with EAFNOSUPPORT; ``unshare``/``clone`` with CLONE_NEWUSER with EPERM; ``clone3``,
+    fails with EAFNOSUPPORT; ``unshare``/``clone`` with CLONE_NEWUSER, and the key system
+    calls (``add_key``, ``request_key``, ``keyctl``), with EPERM; ``clone3``,
     io_uring (and with ``refuse_memfd``, ``memfd_create``: where no cgroup can account a
     memfd's pages) with ENOSYS; everything else is allowed (the last instruction)."""
     arch = _ARCHES[machine or platform.machine()]
@@ -76,6 +82,7 @@ def program_filter(machine: str | None = None, refuse_memfd: bool = False) -> li
         (_JEQ_K, "socket", 0, arch.socket),
         (_JEQ_K, "newuser", 0, arch.unshare),
         (_JEQ_K, "newuser", 0, arch.clone),
+        *[(_JEQ_K, "eperm", 0, nr) for nr in arch.keys],
         *[(_JEQ_K, "enosys", 0, nr) for nr in enosys],
         (_RET_K, 0, 0, _RET_ALLOW),
         "socket",

@@ -31,6 +31,7 @@ import time
 import uuid
 from typing import Any
 
+from .artifacts import ArtifactSink
 from .launch import _LAUNCH_ENV, STOP_GRACE_S, TREE_PREFIX, Pipes, Streams, execute_job, inside_source, pump
 from .owners import owner_tag
 from .records import Isolation, Job, Limits, RunResult
@@ -185,7 +186,9 @@ class WarmServer:
                 raise ServerGone(f"sending a run: {e}") from e
         return generation
 
-    def launch(self, config: dict[str, Any], stdin: bytes, limits: Limits, python: str) -> Streams:
+    def launch(
+        self, config: dict[str, Any], stdin: bytes, limits: Limits, python: str, sink: ArtifactSink | None = None
+    ) -> Streams:
         """Start one run on the server and pump its pipes (a :class:`launch.Launcher`)."""
         pipes = Pipes(artifact=bool(config["collect"]), reaped=True)
         run_id = uuid.uuid4().hex
@@ -200,7 +203,7 @@ class WarmServer:
             self.restart(seen)
             raise
         pipes.close_theirs()
-        streams = Streams(artifact_cap=config["artifact_bytes"])
+        streams = Streams(sink=sink)
         try:
             try:
                 pump(pipes, stdin, limits, streams, exit_fd=None, exited=None)

@@ -7,10 +7,12 @@ repository and path. A case is ``{"source", "gold", "pred", "expected"}``
 plus, where the peers' conventions differ, ``kwargs`` (the ``math_boxed``
 options that convention needs) and a ``note``.
 
-Math-Verify cases are kept when they run with its default options and both
-sides are answers, not text to pick an answer out of (a sentence, or words
-around ``$...$``): ``math_boxed`` reads boxes, it does not pick a number out
-of a sentence; that is extraction, not equivalence.
+Math-Verify cases are kept when they run with its default options. Those
+whose two sides are answers go to ``peer_cases.jsonl``; those where a side is
+text to pick an answer out of (a sentence, or words around ``$...$``: its
+extraction tests) go to ``peer_extraction_cases.jsonl``, which ``math_boxed``
+scores with ``extract=last_math`` (``extract.py``), reading each prediction as
+written.
 """
 
 from __future__ import annotations
@@ -190,18 +192,20 @@ def _prose(text: str) -> bool:
     return _MATH_SPAN.search(text) is not None and re.search(r"[A-Za-z]", outside) is not None
 
 
-def math_verify_cases(tests: Path) -> list[dict[str, Any]]:
-    """The parametrized (gold, pred, expected) cases of Math-Verify's test files."""
+def math_verify_cases(tests: Path, extraction: bool = False) -> list[dict[str, Any]]:
+    """The parametrized (gold, pred, expected) cases of Math-Verify's test files run with its
+    default options: the answer pairs, or (``extraction``) those with text to pick an answer out of."""
     cases = []
     for path in sorted(tests.glob("test_*.py")):
         source = path.read_text(encoding="utf-8")
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.FunctionDef):
-                cases += _parametrized(node, f"huggingface/Math-Verify tests/{path.name}::{node.name}")
+                name = f"huggingface/Math-Verify tests/{path.name}::{node.name}"
+                cases += _parametrized(node, name, extraction)
     return cases
 
 
-def _parametrized(node: ast.FunctionDef, source: str) -> list[dict[str, Any]]:
+def _parametrized(node: ast.FunctionDef, source: str, extraction: bool) -> list[dict[str, Any]]:
     cases = []
     for dec in node.decorator_list:
         if not (isinstance(dec, ast.Call) and getattr(dec.func, "attr", "") == "parametrize"):
@@ -222,7 +226,7 @@ def _parametrized(node: ast.FunctionDef, source: str) -> list[dict[str, Any]]:
                 and params.get("strict", True)
                 and not params.get("allow_set_relation_comp", False)
             )
-            if defaults and not _prose(gold) and not _prose(pred):
+            if defaults and extraction == (_prose(gold) or _prose(pred)):
                 cases.append({"source": source, "gold": gold, "pred": pred, "expected": bool(expected)})
     return cases
 
@@ -234,10 +238,12 @@ def main() -> int:
         if kwargs:
             case["kwargs"] = kwargs
         cases.append(case)
-    with open(HERE / "peer_cases.jsonl", "w", encoding="utf-8") as out:
-        for case in cases:
-            out.write(json.dumps(case, ensure_ascii=False) + "\n")
-    print(f"{len(cases)} cases")
+    extraction = math_verify_cases(Path(sys.argv[1]) / "tests", extraction=True)
+    for name, rows in (("peer_cases.jsonl", cases), ("peer_extraction_cases.jsonl", extraction)):
+        with open(HERE / name, "w", encoding="utf-8") as out:
+            for case in rows:
+                out.write(json.dumps(case, ensure_ascii=False) + "\n")
+        print(f"{name}: {len(rows)} cases")
     return 0
 
 
