@@ -1,6 +1,6 @@
 """Does the demo learn for every seed? The default config, seed after seed.
 
-    python benchmarks/bench_trainer_seeds.py                      # seeds 0-19, 250 steps (~15 min)
+    python benchmarks/bench_trainer_seeds.py                      # seeds 0-19, 250 steps (~50 min: 2.5 min a seed)
     python benchmarks/bench_trainer_seeds.py --steps 500 --seeds 0-4
     python benchmarks/bench_trainer_seeds.py --seeds 4,7 algo.entropy_coef=0.03   # a variant
     python benchmarks/bench_trainer_seeds.py --keep outputs/seeds  # keep each run's metrics.jsonl
@@ -149,7 +149,8 @@ def summary(runs: Sequence[SeedRun], learned: float) -> str:
 
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=250, help="steps per run (the test's: 250)")
+    parser.add_argument("--steps", type=int, default=250,
+                        help="steps per run (default 250; the test's check is read at --check-at)")
     parser.add_argument("--seeds", type=parse_seeds, default=list(range(20)),
                         help="e.g. 0-19 (default), 0,4,7")
     parser.add_argument("--keep", type=Path, help="keep each run in DIR/seedN (default: a temp dir)")
