@@ -4,12 +4,18 @@
 solution) and a ``check(candidate)`` block of assertions, scored as one
 assert test (``check(<entry point>)``), the way HumanEval is scored.
 ``STDIN_PROBLEMS`` are small stdin/stdout problems with a solution in every
-language the sandbox runs.
+language the sandbox runs, 10 tests each (three written out, seven made by
+``_more_tests``). ``CALL_PROBLEMS`` are the HumanEval-like problems whose
+``check`` blocks are plain ``assert candidate(...) == value`` lines, turned
+into call-based tests in the APPS/TACO form (``fn_name``, JSON-lines inputs,
+JSON outputs) that verl's ``prime_code`` and ``code_exec`` both take.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import ast
+import json
+from typing import Any, NamedTuple
 
 
 class AssertProblem(NamedTuple):
@@ -376,6 +382,33 @@ class StdinProblem(NamedTuple):
     solutions: dict[str, str]
 
 
+class CallProblem(NamedTuple):
+    entry_point: str
+    solution: str
+    tests: dict[str, Any]
+
+
+def _more_tests(name: str, inputs: list[str], outputs: list[str]) -> StdinProblem:
+    """Seven more tests of the problem ``name``, computed here (the same answers as the solutions give)."""
+    extra: list[tuple[str, str]] = []
+    for i in range(7):
+        if name == "sum":
+            numbers = [(i * 37 + j * 11) % 1000 - 500 for j in range(5 + 3 * i)]
+            extra.append((f"{len(numbers)}\n{' '.join(map(str, numbers))}\n", f"{sum(numbers)}\n"))
+        elif name == "reverse_words":
+            words = [f"w{i}{j}" for j in range(1 + 2 * i)]
+            extra.append((" ".join(words) + "\n", " ".join(reversed(words)) + "\n"))
+        else:
+            n = 20 + 5000 * i
+            sieve = bytearray([1]) * (n + 1)
+            sieve[:2] = b"\x00\x00"
+            for k in range(2, int(n**0.5) + 1):
+                if sieve[k]:
+                    sieve[k * k :: k] = bytearray(len(range(k * k, n + 1, k)))
+            extra.append((f"{n}\n", f"{sum(sieve)}\n"))
+    return StdinProblem(name, inputs + [e[0] for e in extra], outputs + [e[1] for e in extra], {})
+
+
 STDIN_PROBLEMS = [
     StdinProblem(
         "sum",
@@ -443,4 +476,52 @@ STDIN_PROBLEMS = [
                  "c[j]=1;}printf(\"%d\\n\",k);return 0;}\n",
         },
     ),
+]
+
+STDIN_PROBLEMS = [
+    problem._replace(inputs=more.inputs, outputs=more.outputs)
+    for problem in STDIN_PROBLEMS
+    for more in [_more_tests(problem.name, problem.inputs, problem.outputs)]
+]
+
+
+def _call_tests(check: str) -> list[tuple[list[Any], Any]] | None:
+    """``(arguments, expected value)`` of each ``assert candidate(...) == value`` (or
+    ``assert [not] candidate(...)``) line of ``check``; None when a line is anything else."""
+    found = []
+    for node in ast.walk(ast.parse(check)):
+        if not isinstance(node, ast.Assert):
+            continue
+        test, expected = node.test, True
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, expected = test.operand, False
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            test, expected = test.left, _literal(test.comparators[0])
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "candidate"):
+            return None
+        arguments = [_literal(argument) for argument in test.args]
+        if expected is _NOT_LITERAL or _NOT_LITERAL in arguments:
+            return None
+        found.append((arguments, expected))
+    return found
+
+
+_NOT_LITERAL = object()
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return _NOT_LITERAL
+
+
+CALL_PROBLEMS = [
+    CallProblem(p.entry_point, p.solution, {
+        "fn_name": p.entry_point,
+        "inputs": ["\n".join(json.dumps(a) for a in arguments) for arguments, _ in tests],
+        "outputs": [json.dumps(expected) for _, expected in tests],
+    })
+    for p in ASSERT_PROBLEMS
+    if (tests := _call_tests(p.check))
 ]

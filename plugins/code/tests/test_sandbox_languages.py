@@ -175,3 +175,55 @@ def test_output_written_just_before_an_exit_arrives_whole_in_every_language(lang
     result = Sandbox.resolve().for_language(language).run(FLOOD_THEN_EXIT[language], "", ENDING_WITH_ROOM)
     assert result.ok, result
     assert len(result.stdout) == LINES * WIDTH and result.stdout == ("x" * (WIDTH - 1) + "\n") * LINES
+
+
+# What an executed program starts with (the warm runner spawns it without copying its
+# interpreter: its uid, limits, filter and descriptors must be the run's all the same).
+CREDENTIALS_C = r"""
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(void) {
+    char line[512];
+    FILE *status = fopen("/proc/self/status", "r");
+    while (fgets(line, sizeof line, status))
+        if (!strncmp(line, "Uid:", 4) || !strncmp(line, "Gid:", 4) || !strncmp(line, "Groups:", 7) ||
+            !strncmp(line, "CapEff:", 7) || !strncmp(line, "CapPrm:", 7) || !strncmp(line, "NoNewPrivs:", 11) ||
+            !strncmp(line, "Seccomp:", 8))
+            fputs(line, stdout);
+    fclose(status);
+    FILE *limits = fopen("/proc/self/limits", "r");
+    while (fgets(line, sizeof line, limits))
+        if (!strncmp(line, "Max cpu time", 12) || !strncmp(line, "Max processes", 13) ||
+            !strncmp(line, "Max open files", 14) || !strncmp(line, "Max file size", 13))
+            fputs(line, stdout);
+    fclose(limits);
+    DIR *fds = opendir("/proc/self/fd");
+    struct dirent *entry;
+    int count = 0;
+    while ((entry = readdir(fds))) count += entry->d_name[0] != '.';
+    printf("descriptors %d\numask %o\ncwd %s\n", count - 1, umask(0), getcwd(line, sizeof line));
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a fresh uid per run is root's (CI runs as root)")
+def test_an_executed_program_starts_with_the_runs_uid_limits_filter_and_descriptors_only() -> None:
+    sandbox = Sandbox.resolve().for_language("c")
+    limits = Limits(timeout_s=3.0, memory_mb=256, max_output_bytes=65536, max_processes=3, disk_mb=16)
+    with sandbox.session() as session:
+        results = [session.run(CREDENTIALS_C, "", limits) for _ in range(2)]  # the first test of a sandbox and a later one
+    for result in results:
+        assert result.ok, result
+        fields = {line.split(":")[0]: line.split(":", 1)[1].split() for line in result.stdout.splitlines() if ":" in line}
+        uid = fields["Uid"][0]
+        assert fields["Uid"] == [uid] * 4 and fields["Gid"] == [uid] * 4 and int(uid) >= 2_000_000_000
+        assert fields.get("Groups", []) == [] and fields["CapEff"] == fields["CapPrm"] == ["0000000000000000"]
+        assert fields["NoNewPrivs"] == ["1"] and fields["Seccomp"] == ["2"]
+        rest = result.stdout.split("Seccomp:")[1].splitlines()[1:]
+        assert [line.split()[-3:-1] for line in rest[:4]] == [["3", "4"], ["65536", "65536"], ["3", "3"], ["256", "256"]]
+        assert rest[4:] == ["descriptors 3", "umask 77", f"cwd {result.stdout.split('cwd ')[1].strip()}"]
+    first, later = ({line.split(":")[0]: line for line in r.stdout.splitlines()}["Uid"] for r in results)
+    assert first != later  # a fresh uid per test

@@ -75,8 +75,8 @@ _STAR_IMPORTS = (
 _PRELUDE = (
     "".join(f"from {name} import *\n" for name in _STAR_IMPORTS)
     + "import " + ", ".join(name for name in _STAR_IMPORTS if name not in ("builtins", "typing")) + "\n"
-    + "sys.setrecursionlimit(50000)\n"
 )
+_RECURSION_LIMIT = 50000  # the prelude's last line: sys.setrecursionlimit(50000)
 _PLAIN = (type(None), bool, int, float, str)
 _CONTAINER_TAGS: dict[type, str] = {list: "l", tuple: "t", set: "s", frozenset: "f"}
 # Conversions a number-like object of the program (a NumPy scalar) answers with a plain value.
@@ -215,11 +215,38 @@ def _prelude_builtins() -> dict[str, Any]:
     """The builtins with the prelude's names on top: the program sees ``List``
     and ``deque`` as the evaluators let it, yet its globals (what the harness
     may call) hold only what it defines itself, not ``math.gcd`` for ``gcd``."""
-    names: dict[str, Any] = {}
-    exec(compile(_PRELUDE, "prelude.py", "exec"), names)
-    merged = dict(builtins.__dict__)
-    merged.update((name, value) for name, value in names.items() if name != "__builtins__")
+    merged, from_sys = _prelude()
+    # What `from sys import *` gave, as sys holds it now (this run's streams and argv).
+    merged.update((name, getattr(sys, name)) for name in from_sys if hasattr(sys, name))
+    sys.setrecursionlimit(_RECURSION_LIMIT)
     return merged
+
+
+_PRELUDE_BUILTINS: list[tuple[dict[str, Any], frozenset[str]]] = []
+
+
+def _prelude() -> tuple[dict[str, Any], frozenset[str]]:
+    """The builtins with the prelude's names on top, made once (the imports are the same
+    for every program; a warm server makes it before it forks, and each program process
+    changes only its own copy), and which of its names are ``sys``'s own attributes."""
+    if not _PRELUDE_BUILTINS:
+        names: dict[str, Any] = {}
+        exec(compile(_PRELUDE, "prelude.py", "exec"), names)
+        names.pop("__builtins__", None)
+        attributes = vars(sys)
+        from_sys = frozenset(
+            name for name, value in names.items()
+            if name != "sys" and not name.startswith("_") and name in attributes and attributes[name] is value
+        )
+        merged = dict(builtins.__dict__)
+        merged.update(names)
+        _PRELUDE_BUILTINS.append((merged, from_sys))
+    return _PRELUDE_BUILTINS[0]
+
+
+def preload() -> None:
+    """What a warm server that loads this module does once, before it forks any run."""
+    _prelude()
 
 
 class _Server:
@@ -549,9 +576,13 @@ def _read_part() -> dict[str, Any]:
     return part
 
 
+# Opened once (a warm server loads this module before it forks the runs).
+_LIBC = ctypes.CDLL(None) if sys.platform.startswith("linux") else None
+
+
 def _non_dumpable() -> None:
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _start_program(start: dict[str, Any]) -> _Channel:

@@ -133,13 +133,15 @@ def compute_score(
     compile_error = program.unrunnable or _compile(judge, deadline)
     if compile_error is None:
         judge.prepare(deadline - time.monotonic(), STARTUP_GRACE_S)
-        verdicts = judge_tests(
-            judge,
-            problem.tests,
-            stop_on_first_failure=stop_on_first_failure or all_or_nothing,
-            deadline=deadline,
-            parallel_tests=_parallel(parallel_tests),
-        )
+        # The tests run the same program: each thread runs its share in one sandbox.
+        with program.sandbox.sessions() as sessions:
+            verdicts = judge_tests(
+                judge._replace(runs=sessions),
+                problem.tests,
+                stop_on_first_failure=stop_on_first_failure or all_or_nothing,
+                deadline=deadline,
+                parallel_tests=_parallel(parallel_tests),
+            )
     else:
         verdicts = [Verdict("compile_error")] * len(problem.tests)
     statuses = [v.status for v in verdicts]

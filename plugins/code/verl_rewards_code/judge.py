@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from . import checker as checkers
 from .explain import run_detail
@@ -19,12 +19,22 @@ from .spec import Checker, ProgramTest
 MIN_RUN_S = 0.5
 
 
+class Runs(Protocol):
+    """Something that runs a program as :meth:`Sandbox.run` does (a sandbox, or its sessions)."""
+
+    def run(
+        self, source: str, stdin: str = "", limits: Limits | None = None, *, helper_processes: int = 0
+    ) -> RunResult: ...
+
+
 class Judge(NamedTuple):
     """Everything a test's judging needs besides the test: the program and where and how it runs.
 
     ``deadline`` (a ``time.monotonic()`` value): each run's wall-clock limit is
     cut so that it ends by then, the checker's time kept; ``explain``: give each
-    test that did not pass its ``detail`` (why).
+    test that did not pass its ``detail`` (why); ``runs``: where the program runs
+    (the sample's :meth:`~.sandbox.Sandbox.sessions`, so that its tests share a
+    sandbox), else ``sandbox`` (a fresh sandbox per test).
     """
 
     code: str
@@ -35,12 +45,13 @@ class Judge(NamedTuple):
     compare: Compare = "tokens"
     deadline: float | None = None
     explain: bool = True
+    runs: Runs | None = None
 
     def __call__(self, test: ProgramTest) -> Verdict:
         """The test's verdict; a checker's failure raises :class:`~.checker.CheckerError`."""
         run = prepare(test, self.code)
         limits = self.run_limits()
-        result = self.sandbox.run(run.source, run.stdin, limits, helper_processes=run.helper_processes)
+        result = (self.runs or self.sandbox).run(run.source, run.stdin, limits, helper_processes=run.helper_processes)
         if self.checker is None or test.assertion is not None:
             status = status_of(result, test, limits, run.sentinel, self.compare)
             return PASS if status == "pass" else self._verdict(status, result, test, limits, run.sentinel)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ._assert_harness import decode_plain, encode_plain
+from .sandbox.warm import trust_python
 from .spec import ProgramTest
 
 
@@ -28,6 +29,10 @@ class PreparedRun(NamedTuple):
 def harness_source() -> str:
     """The in-sandbox harness of assert and call tests (``_assert_harness.py``)."""
     return Path(__file__).with_name("_assert_harness.py").read_text(encoding="utf-8")
+
+
+# Warm servers load the harness once (it is this package's own code, never a program under test).
+trust_python(harness_source())
 
 
 def prepare(test: ProgramTest, code: str) -> PreparedRun:

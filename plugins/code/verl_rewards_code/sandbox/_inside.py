@@ -19,6 +19,7 @@ import select
 import signal
 import stat
 import sys
+import time
 from typing import Any
 
 MS_RDONLY = 1
@@ -71,6 +72,15 @@ _KEPT_FLAGS = {
 _libc = ctypes.CDLL(None, use_errno=True)
 # Bound once: a Python program run in a forked process may rebind os._exit.
 _exit = os._exit
+
+
+# Phases this process marked (``mark``), reported with its status when the run is profiled.
+PHASES: list[list[Any]] = []
+
+
+def mark(name: str) -> None:
+    """Phase ``name`` of this process ends now: monotonic and this thread's CPU nanoseconds."""
+    PHASES.append([name, time.monotonic_ns(), time.thread_time_ns()])
 
 
 class SetupError(Exception):
@@ -174,17 +184,7 @@ def build_root(cfg: dict[str, Any], fresh_proc: bool) -> str:
         os.symlink(target, root + link)
     _bind(work, root + cfg["workdir"])
     _bind(shm, root + "/dev/shm")
-    writable = [root + cfg["workdir"], root + "/dev/shm"]
-    if not _read_only_tree(root, writable):
-        for mount_point, kept in _mounts():
-            if _inside(mount_point, root) and mount_point not in writable:
-                try:
-                    _mount(None, mount_point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None)
-                except SetupError:
-                    # A mount hidden under another one cannot be reached by path
-                    # (nor by the program); anything still writable is fatal.
-                    if os.statvfs(mount_point).f_flag & os.ST_RDONLY == 0:
-                        raise
+    make_read_only(root, [root + cfg["workdir"], root + "/dev/shm"])
     return root
 
 
@@ -195,6 +195,36 @@ class _MountAttr(ctypes.Structure):
 
 _MOUNT_SETATTR = 442  # the same number on every architecture
 _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
+
+
+def make_read_only(root: str, writable: list[str]) -> None:
+    """Every mount under ``root`` read-only but those at ``writable``."""
+    if _read_only_tree(root, writable):
+        return
+    for mount_point, kept in _mounts():
+        if _inside(mount_point, root) and mount_point not in writable:
+            try:
+                _mount(None, mount_point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None)
+            except SetupError:
+                # A mount hidden under another one cannot be reached by path
+                # (nor by the program); anything still writable is fatal.
+                if os.statvfs(mount_point).f_flag & os.ST_RDONLY == 0:
+                    raise
+
+
+def set_read_only(path: str, read_only: bool) -> None:
+    """Make the mount at ``path`` read-only, or writable (``mount_setattr``, Linux 5.12)."""
+    attr = _MountAttr(attr_set=_MOUNT_ATTR_RDONLY) if read_only else _MountAttr(attr_clr=_MOUNT_ATTR_RDONLY)
+    done = _libc.syscall(ctypes.c_long(_MOUNT_SETATTR), ctypes.c_int(_AT_FDCWD), path.encode(),
+                         ctypes.c_uint(0), ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)))
+    _check(done, f"mount_setattr {path}")
+
+
+def can_set_read_only() -> bool:
+    """Whether this kernel has ``mount_setattr`` (a session's later tests need it)."""
+    done = _libc.syscall(ctypes.c_long(_MOUNT_SETATTR), ctypes.c_int(_AT_FDCWD), b"/", ctypes.c_uint(0),
+                         ctypes.byref(_MountAttr()), ctypes.c_size_t(ctypes.sizeof(_MountAttr)))
+    return done == 0 or ctypes.get_errno() != errno.ENOSYS
 
 
 def _read_only_tree(root: str, writable: list[str]) -> bool:
@@ -254,6 +284,12 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
+def install_seccomp(instructions: list[list[int]]) -> None:
+    """Install the seccomp filter on this process (and, from now on, its children); sets no_new_privs."""
+    _check(_prctl(PR_SET_NO_NEW_PRIVS, 1), "no_new_privs")
+    _install_seccomp(instructions)
+
+
 def _install_seccomp(instructions: list[list[int]]) -> None:
     """Install the BPF filter the launcher built (``seccomp.program_filter``); no_new_privs is set."""
     program = (_SockFilter * len(instructions))(*(_SockFilter(*i) for i in instructions))
@@ -274,28 +310,33 @@ def limit_sysv_shm(budget_bytes: int) -> None:
     page = os.sysconf("SC_PAGE_SIZE")
     for name, value in (("shmmax", budget_bytes), ("shmall", budget_bytes // page), ("shmmni", 64)):
         try:
-            with open(f"/proc/sys/kernel/{name}", "w") as f:
-                f.write(str(value))
+            fd = os.open(f"/proc/sys/kernel/{name}", os.O_WRONLY)
         except OSError:
             return  # a user namespace that may not set them: the run's cgroup, if any, still bounds it
+        try:
+            os.write(fd, str(value).encode())
+        except OSError:
+            return
+        finally:
+            os.close(fd)
 
 
 def report(fd: int, record: dict[str, Any]) -> None:
     os.write(fd, (json.dumps(record) + "\n").encode())
 
 
+_MAX_FD = 0x7FFFFFFF
+
+
 def close_all_but(keep: set[int]) -> None:
-    """Close every descriptor not in ``keep`` (a forked, not executed, process inherits them all)."""
-    try:
-        opened = [int(name) for name in os.listdir("/proc/self/fd")]
-    except OSError:
-        opened = list(range(resource.getrlimit(resource.RLIMIT_NOFILE)[0]))
-    for fd in opened:
-        if fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+    """Close every descriptor not in ``keep`` (a forked, not executed, process inherits
+    them all): one ``close_range`` per gap between the kept ones."""
+    low = -1
+    for fd in sorted(keep):
+        if fd > low + 1:
+            os.closerange(low + 1, fd)
+        low = fd
+    os.closerange(low + 1, _MAX_FD)
 
 
 def enter_program(cfg: dict[str, Any], runner_pid: int) -> None:
@@ -322,14 +363,18 @@ def enter_program(cfg: dict[str, Any], runner_pid: int) -> None:
     if cfg["collect"]:
         os.mkdir(cfg["collect"], 0o700)  # the compiler's output directory, the program's own
     if sys.platform.startswith("linux"):
-        _check(_prctl(PR_SET_NO_NEW_PRIVS, 1), "no_new_privs")
+        if not cfg.get("filtered"):
+            _check(_prctl(PR_SET_NO_NEW_PRIVS, 1), "no_new_privs")
         # Changing credentials cleared the parent-death signal: set it again.
         _check(_prctl(PR_SET_PDEATHSIG, signal.SIGKILL), "pdeathsig")
         if os.getppid() != runner_pid:
             os._exit(137)
     os.dup2(1 if cfg["merge_stderr"] else cfg["stderr_fd"], 2)
-    if cfg["seccomp"]:
+    if cfg["seccomp"] and not cfg.get("filtered"):  # a warm runner installed it on itself: inherited
         _install_seccomp(cfg["seccomp"])
+    if cfg.get("profile"):
+        mark("limits, uid, seccomp")
+        report(cfg["status_fd"], {"program_phases": PHASES})
     # An executed program keeps the status descriptor until execve (close-on-exec) to report its failure.
     close_all_but({0, 1, 2} if cfg["in_process"] else {0, 1, 2, cfg["status_fd"]})
 
@@ -392,7 +437,8 @@ def wait_for(child: int, lifeline: int) -> tuple[int, Any]:
 
 def outcome(status: int, usage: Any) -> dict[str, Any]:
     """The status record of a program that ended with wait ``status`` and ``usage``."""
-    record: dict[str, Any] = {"cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
+    record: dict[str, Any] = {"cpu_s": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss,
+                              "page_faults": usage.ru_minflt}
     if os.WIFSIGNALED(status):
         record["signal"] = os.WTERMSIG(status)
     else:
@@ -456,32 +502,47 @@ def _copy(source: int, target: int, size: int) -> None:
         size -= len(chunk)
 
 
+_ARG_AREA: list[tuple[int, int]] = []
+
+
 def set_title(title: str) -> None:
     """Show ``title`` as this process's command line (``ps``, ``/proc/<pid>/cmdline``):
     a forked run otherwise shows its server's. Best effort: the argument area is
-    overwritten in place, never grown."""
-    try:
-        with open("/proc/self/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (fields 48 and 49)
-    except (OSError, IndexError, ValueError):
-        return
+    overwritten in place, never grown (found once: forks share its address)."""
+    if not _ARG_AREA:
+        try:
+            with open("/proc/self/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            _ARG_AREA.append((int(fields[45]), int(fields[46])))  # arg_start, arg_end (fields 48 and 49)
+        except (OSError, IndexError, ValueError):
+            return
+    start, end = _ARG_AREA[0]
     data = title.encode()[: max(0, end - start - 1)]
     ctypes.memset(start, 0, end - start)
     ctypes.memmove(start, data, len(data))
 
 
-def run_and_report(cfg: dict[str, Any], start: Any) -> int:
-    """Fork the program (``start(cfg, runner_pid)`` never returns), wait for it,
-    send a compiler's output, and report how it ended on the status descriptor."""
+def run_program(cfg: dict[str, Any], start: Any, spawn: Any = None) -> dict[str, Any]:
+    """Start the program: ``spawn(cfg)`` (its pid) where given, else fork and
+    ``start(cfg, runner_pid)`` (never returns); wait for it, send a compiler's
+    output; the status record of how it ended."""
     runner_pid = os.getpid()
-    child = os.fork()
+    if spawn is not None:
+        try:
+            child = spawn(cfg)
+        except OSError as e:
+            return {"setup_error": f"starting the program: {e}"}
+    else:
+        child = os.fork()
     if child == 0:
+        del PHASES[:]
         try:
             start(cfg, runner_pid)
         finally:
             _exit(127)  # whatever happened in the program's process, it never returns into the runner's code
+    mark("program spawned" if spawn is not None else "program forked")
     status, usage = wait_for(child, cfg["lifeline_fd"])
+    mark("program ended")
     record = outcome(status, usage)
     if cfg["collect"] and record.get("exit") == 0:
         try:
@@ -490,6 +551,14 @@ def run_and_report(cfg: dict[str, Any], start: Any) -> int:
             failure = f"reading the compiler's output: {e}"
         if failure is not None:
             record["collect_error"] = failure
+    return record
+
+
+def run_and_report(cfg: dict[str, Any], start: Any) -> int:
+    """Run the program (``run_program``) and report how it ended on the status descriptor."""
+    record = run_program(cfg, start)
+    if cfg.get("profile"):
+        record["runner_phases"] = PHASES
     report(cfg["status_fd"], record)
     if cfg["kill_uid"] and cfg["drop_uid"] is not None:
         kill_uid(cfg["drop_uid"])

@@ -43,8 +43,12 @@ class RunCgroup:
 
     def oom_killed(self) -> bool:
         """A process of the run was killed at the memory limit."""
+        return self.oom_kills() > 0
+
+    def oom_kills(self) -> int:
+        """How many processes of the run (or of its session's tests so far) were killed at the memory limit."""
         events = "memory.events" if self.cgroups.version == 2 else "memory.oom_control"
-        return _counter_in(os.path.join(self.dirs[0], events), "oom_kill") > 0
+        return _counter_in(os.path.join(self.dirs[0], events), "oom_kill")
 
     def kill_all(self, deadline_s: float = 10.0) -> None:
         """SIGKILL every process left in the run (those without a PID namespace to die with)."""
@@ -152,33 +156,39 @@ def _write(directory: str, name: str, value: str, optional: bool = False) -> Non
 
 def _rmdir(path: str) -> None:
     # A cgroup whose last task is still exiting is busy for a moment.
-    for delay in (0, 0.001, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5):
-        time.sleep(delay)
+    for delay in (0.001, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 0):
         try:
             os.rmdir(path)
             return
         except FileNotFoundError:
             return
         except OSError:
-            continue
+            time.sleep(delay)
     logger.warning("verl-rewards-code sandbox: could not remove cgroup %s (removed at the next start)", path)
 
 
 def _read_pids(path: str) -> list[int]:
     try:
-        with open(path) as f:
-            return [int(line) for line in f if line.strip()]
-    except OSError:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            return [int(line) for line in os.read(fd, 1 << 20).split()]
+        finally:
+            os.close(fd)
+    except (OSError, ValueError):
         return []
 
 
 def _counter_in(path: str, key: str) -> int:
     try:
-        with open(path) as f:
-            for line in f:
-                name, _, value = line.partition(" ")
-                if name == key:
-                    return int(value)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            text = os.read(fd, 65536).decode()
+        finally:
+            os.close(fd)
+        for line in text.splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
     except (OSError, ValueError):
         pass
     return 0

@@ -32,9 +32,9 @@ from typing import NamedTuple
 
 from .artifacts import disk_bytes
 from .languages import SOURCE_DIR
-from .launch import TREE_PREFIX
 from .owners import owner_tag
 from .records import MIB, RunResult
+from .tree import TREE_PREFIX
 
 MAX_ENTRIES = 256
 # Bytes on disk of one worker's compiled programs: the compile disk limit (one compile's

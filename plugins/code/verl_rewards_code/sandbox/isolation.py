@@ -17,10 +17,11 @@ from dataclasses import replace
 from typing import Literal
 
 from . import cgroups as cgroups_module
-from .launch import execute, remove_stale_trees
+from .launch import execute
 from .paths import blocked_dirs, root_binds, traversable_by_others
 from .records import Cgroups, Isolation, Limits
 from .seccomp import seccomp_available
+from .tree import remove_stale_trees
 
 Mode = Literal["auto", "namespaces", "rlimits"]
 MODES: tuple[Mode, ...] = ("auto", "namespaces", "rlimits")

@@ -94,6 +94,8 @@ class RunResult:
     reported running out of its memory. ``compile_error``: the program did not
     compile (the compiler's first lines; it never ran). ``artifacts_error``: a
     compiler's output could not be taken out of the sandbox (too large).
+    ``profile``: where the run's time went, phase by phase, when profiling was on
+    (``phases.py``): ``(process, phase, monotonic seconds, that process's CPU seconds)``.
     """
 
     stdout: str
@@ -109,6 +111,7 @@ class RunResult:
     memory_limit_hit: bool = False
     compile_error: str | None = None
     artifacts_error: str | None = None
+    profile: tuple[tuple[str, str, float, float], ...] = ()
 
     @property
     def ok(self) -> bool:

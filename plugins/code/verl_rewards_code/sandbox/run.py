@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
@@ -73,19 +75,44 @@ class Sandbox:
         does not compile comes back with ``compile_error`` set (compiling once
         per source per worker: see :meth:`compile`).
         """
+        return self._run(self.execute, source, stdin, limits, helper_processes, files, args)
+
+    def session(self) -> Session:
+        """Runs of one program (the tests of one sample) in one sandbox where the isolation
+        has a warm server (a fresh process, working directory, IPC namespace and uid per
+        run; see :class:`~verl_rewards_code.sandbox.warm.WarmSession`); elsewhere each run
+        is a fresh sandbox. Close it (or use it as a context manager) when done."""
+        return Session(self)
+
+    def sessions(self) -> Sessions:
+        """A session per thread (tests run on several threads), all closed together."""
+        return Sessions(self)
+
+    def _run(
+        self,
+        execute: Callable[[Job, str, Limits, int], RunResult],
+        source: str,
+        stdin: str,
+        limits: Limits | None,
+        helper_processes: int,
+        files: Mapping[str, str] | None,
+        args: Sequence[str],
+        hold: Callable[[str], compiled.Compiled] | None = None,
+    ) -> RunResult:
         limits = limits or Limits()
         extra, arguments = dict(files or {}), tuple(args)
         if self.language == "python":
-            return self.execute(Job.python(source).with_inputs(extra, arguments), stdin, limits, helper_processes)
+            return execute(Job.python(source).with_inputs(extra, arguments), stdin, limits, helper_processes)
         cgroups = self.isolation.cgroups is not None
         if self.language not in languages.COMPILED:
             job = languages.run_job(self.language, source, None, limits, cgroups).with_inputs(extra, arguments)
-            return _runtime_out_of_memory(self.execute(job, stdin, limits, helper_processes), self.language)
-        with self._compiled(source) as program:
+            return _runtime_out_of_memory(execute(job, stdin, limits, helper_processes), self.language)
+        with contextlib.ExitStack() as stack:
+            program = hold(source) if hold is not None else stack.enter_context(self._compiled(source))
             if program.error is not None:
                 return RunResult(stdout="", stderr=program.error, compile_error=program.error)
             job = languages.run_job(self.language, source, program.build, limits, cgroups).with_inputs(extra, arguments)
-            result = self.execute(job, stdin, limits, helper_processes)
+            result = execute(job, stdin, limits, helper_processes)
         return _runtime_out_of_memory(result, self.language)
 
     def compile(self, source: str) -> str | None:
@@ -115,6 +142,97 @@ class Sandbox:
         if result.setup_error is not None:
             raise SandboxUnavailable(f"compiling a {self.language} program: {result.setup_error}")
         return compiled.compile_failure(result, limits.timeout_s)
+
+
+class Session:
+    """Runs of one program in one sandbox (:meth:`Sandbox.session`); not thread-safe."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        server = warm.server_for(sandbox.isolation, sandbox.python) if sandbox.warm else None
+        self._warm = warm.WarmSession(server) if server is not None else None
+        self._held = contextlib.ExitStack()
+        self._programs: dict[str, compiled.Compiled] = {}
+
+    def run(
+        self,
+        source: str,
+        stdin: str = "",
+        limits: Limits | None = None,
+        *,
+        helper_processes: int = 0,
+        files: Mapping[str, str] | None = None,
+        args: Sequence[str] = (),
+    ) -> RunResult:
+        """As :meth:`Sandbox.run`, in this session's sandbox."""
+        return self.sandbox._run(self._execute, source, stdin, limits, helper_processes, files, args, self._hold)
+
+    def _execute(self, job: Job, stdin: str, limits: Limits, helper_processes: int) -> RunResult:
+        if self._warm is None:
+            return self.sandbox.execute(job, stdin, limits, helper_processes)
+        return self._warm.run(job, stdin, limits, helper_processes)
+
+    def _hold(self, source: str) -> compiled.Compiled:
+        """The compiled program of ``source``, kept in the cache while the session may run it."""
+        if source not in self._programs:
+            self._programs[source] = self._held.enter_context(self.sandbox._compiled(source))
+        return self._programs[source]
+
+    def close(self) -> None:
+        """End the session: its sandbox is removed."""
+        try:
+            if self._warm is not None:
+                self._warm.close()
+        finally:
+            self._programs.clear()
+            self._held.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Sessions:
+    """A :class:`Session` per thread (:meth:`Sandbox.sessions`), with :meth:`run` as theirs."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self._lock = threading.Lock()
+        self._mine = threading.local()
+        self._all: list[Session] = []
+
+    def run(
+        self,
+        source: str,
+        stdin: str = "",
+        limits: Limits | None = None,
+        *,
+        helper_processes: int = 0,
+        files: Mapping[str, str] | None = None,
+        args: Sequence[str] = (),
+    ) -> RunResult:
+        """As :meth:`Sandbox.run`, in the calling thread's session."""
+        session: Session | None = getattr(self._mine, "session", None)
+        if session is None:
+            session = self._mine.session = Session(self.sandbox)
+            with self._lock:
+                self._all.append(session)
+        return session.run(source, stdin, limits, helper_processes=helper_processes, files=files, args=args)
+
+    def close(self) -> None:
+        """End every thread's session."""
+        with self._lock:
+            sessions, self._all = self._all, []
+        for session in sessions:
+            session.close()
+
+    def __enter__(self) -> Sessions:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _runtime_out_of_memory(result: RunResult, language: str) -> RunResult:
