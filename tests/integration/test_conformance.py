@@ -16,13 +16,20 @@ from verl_rewards.testing.conformance import (
 ALL_HOSTS = {h.name for h in HOSTS}
 
 
+# Plugins whose import takes seconds (nltk, reasoning-gym, SymPy and math-verify, the
+# sandbox) score in this process in every host: each host's default executor would start
+# fresh worker processes that import them again, several times a plugin. The light
+# plugins keep each host's default executor, so both paths stay covered.
+HEAVY = {"math_boxed", "code_exec", "ifeval", "verl_default", "reasoning_gym", "cosine_length"}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("plugin", [
     "gsm8k", "math_boxed", "think_answer_format", "code_exec", "ifeval", "verl_default",
     "qa_em", "qa_f1", "reasoning_gym", "cosine_length", "repetition_penalty", "tag_count", "reasoning_steps",
 ])
 def test_a_first_party_plugin_scores_the_same_in_every_host(plugin):
-    report = assert_conformant(plugin, probe_timeout_s=1.0)
+    report = assert_conformant(plugin, probe_timeout_s=1.0, executor="local" if plugin in HEAVY else None)
     assert set(report.hosts) == ALL_HOSTS  # every host is a test dependency: none skipped
     assert report.missing == () and report.examples >= 5
 
@@ -43,6 +50,26 @@ def test_a_plugin_that_differs_from_its_examples_is_reported_per_host(make_dist)
     )
     with pytest.raises(ConformanceError, match="liar: NOT conformant in slime, skyrl"):
         assert_conformant("liar", hosts=["slime", "skyrl"])
+
+
+def test_an_executor_given_is_the_one_every_host_scores_on(make_dist):
+    make_dist("where-rewards", "1.0", {"where_scored": "plug_where:score"}, {"plug_where.py": f'''
+        import os
+
+        from verl_rewards.metadata import Example, reward
+
+        @reward(examples=[Example(solution_str="a", ground_truth="a", expected=1.0)])
+        def score(data_source, solution_str, ground_truth, extra_info=None):
+            return float(os.getpid() == {os.getpid()})  # 1.0 only in the test's process
+    '''})
+    hosts = ["trl", "openrlhf", "slime"]
+    assert run_conformance("where_scored", hosts=hosts, executor="local", probe_timeout_s=1.0).ok
+    by_default = run_conformance("where_scored", hosts=hosts, probe_timeout_s=1.0)
+    assert by_default.problems == (  # their default: worker processes beside the caller
+        "trl: example 1 ('a') scored 0.0, expected 1.0",
+        "openrlhf: example 1 ('a') scored 0.0, expected 1.0",
+        "slime: example 1 ('a') scored 0.0, expected 1.0",
+    )
 
 
 def test_extra_info_reaches_the_plugin_in_every_host_that_carries_it(make_dist):

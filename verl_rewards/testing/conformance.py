@@ -28,7 +28,8 @@ run in a section of their own, without probes; examples with ``extra_info``
 are not run in OpenRLHF, which passes a reward only labels. Every adapter scores on
 its default, worker processes beside the caller (``executor: process``), and the
 verl manager in the calling process (``executor: local``), so the kit needs no
-Ray; its hang probe is a Python loop, which every executor bounds.
+Ray; its hang probe is a Python loop, which every executor bounds. ``executor=``
+picks one executor for every host instead.
 """
 
 from __future__ import annotations
@@ -101,10 +102,14 @@ class ConformanceError(AssertionError):
 
 def run_conformance(
     plugin: str, *, hosts: Sequence[str] | None = None, probe_timeout_s: float = 2.0,
-    error_score: float = -1.0, slack_s: float = 60.0,
+    error_score: float = -1.0, slack_s: float = 60.0, executor: str | None = None,
 ) -> ConformanceReport:
     """Run ``plugin``'s self-test examples and the fault probes through every installed
-    host (or those named in ``hosts``) and report what differs."""
+    host (or those named in ``hosts``) and report what differs.
+
+    ``executor`` scores on that executor in every host instead of each host's default
+    (``"local"``: in the calling process, so a plugin whose import takes seconds is
+    imported once, not by each host's fresh worker processes)."""
     examples = _examples(plugin)
     chosen = _hosts(hosts)
     run = [h for h in chosen if h.installed()]
@@ -113,7 +118,7 @@ def run_conformance(
     with _probe_file(probe_timeout_s) as probe:
         for host in run:
             host.load()  # importing a host (seconds for some) is not part of any check
-            found, seconds[host.name] = _run_host(host, plugin, examples, probe, error_score)
+            found, seconds[host.name] = _run_host(host, plugin, examples, probe, error_score, executor)
             problems += found
             if seconds[host.name] > probe_timeout_s + slack_s:
                 problems.append(f"{host.name}: the call with the hanging probe took "
@@ -135,13 +140,13 @@ def assert_conformant(plugin: str, **options: Any) -> ConformanceReport:
 
 
 def _run_host(host: Host, plugin: str, examples: Sequence[Example], probe: Path,
-              error_score: float) -> tuple[list[str], float]:
+              error_score: float, executor: str | None = None) -> tuple[list[str], float]:
     """Score every kwargs group in ``host``; the first group carries the probes."""
     problems: list[str] = []
     elapsed = 0.0
     for n, (kwargs, numbered) in enumerate(_by_kwargs(examples)):
         with_probes = n == 0
-        section = _section(plugin, kwargs, probe, error_score)
+        section = _section(plugin, kwargs, probe, error_score, executor)
         if not host.carries_extra_info:  # OpenRLHF passes labels only: nothing to compare
             numbered = [(number, e) for number, e in numbered if not e.extra_info]
         samples = [e.as_sample() for _, e in numbered]
@@ -186,12 +191,16 @@ def _probes(host: Host, seen: Sequence[Seen], error_score: float) -> list[str]:
     return problems
 
 
-def _section(plugin: str, kwargs: Mapping[str, Any], probe: Path, error_score: float) -> dict[str, Any]:
-    return {
+def _section(plugin: str, kwargs: Mapping[str, Any], probe: Path, error_score: float,
+             executor: str | None = None) -> dict[str, Any]:
+    section: dict[str, Any] = {
         "rewards": {"plugin": {"plugin": plugin, "kwargs": dict(kwargs)}, "probe": {"path": str(probe)}},
         "route": {PROBE_SOURCE: ["probe"], "*": ["plugin"]},
         "error_score": error_score,
     }
+    if executor is not None:
+        section["executor"] = executor
+    return section
 
 
 def _by_kwargs(examples: Sequence[Example]) -> list[tuple[dict[str, Any], list[tuple[int, Example]]]]:
