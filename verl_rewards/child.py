@@ -491,7 +491,11 @@ class JsonLineWorker:
     once per child and called with each request), answering one request each at a time.
 
     ``max_children`` children at most run at once (a request waits for one, within its
-    start bound, beyond that); ``memory_bytes`` caps each child's address space;
+    start bound, beyond that); ``spares`` more are kept started and idle, in the
+    background, once requests come: a child killed for a late answer is then replaced at
+    once, instead of its replacement's start (1-5 s for SymPy or reasoning-gym) being
+    waited for by the next request, which could run out of time and fail. Each costs
+    the memory of one more child. ``memory_bytes`` caps each child's address space;
     ``prefix`` is a command the child runs under (e.g. ``unshare --pid --fork
     --kill-child``: killing the child then kills what it runs first, and the prefix
     is given ``STOP_GRACE_S`` to exit). ``name`` names the worker in errors, which quote the
@@ -499,16 +503,19 @@ class JsonLineWorker:
     """
 
     def __init__(self, handler: str, *, init: Any = None, name: str | None = None,
-                 startup_timeout_s: float = STARTUP_TIMEOUT_S, max_children: int = 4,
+                 startup_timeout_s: float = STARTUP_TIMEOUT_S, max_children: int = 4, spares: int = 0,
                  max_reply_bytes: int = MAX_REPLY_BYTES, memory_bytes: int | None = None,
                  prefix: Sequence[str] = (), exit_grace_s: float = EXIT_GRACE_S,
                  stderr_tail_bytes: int = TAIL_BYTES) -> None:
         if max_children < 1:
             raise ValueError(f"max_children must be at least 1, not {max_children}")
+        if spares < 0:
+            raise ValueError(f"spares must be at least 0, not {spares}")
         self.handler = handler
         self.name = name or f"child {handler}"
         self.startup_timeout_s = startup_timeout_s
         self.max_children = max_children
+        self.spares = spares
         self.max_reply_bytes = max_reply_bytes
         self.exit_grace_s = exit_grace_s
         self.stderr_tail_bytes = stderr_tail_bytes
@@ -541,6 +548,7 @@ class JsonLineWorker:
         start_by = min(began + self.startup_timeout_s, limit)
         child = self._acquire(start_by, cancel, self._bound(start_by, limit, f"within {self.startup_timeout_s:g} s",
                                                             why))
+        self._top_up()
         answer_by = min(time.monotonic() + timeout_s, limit)
         failing = _Failing(self.name, "answering a request", self._bound(answer_by, limit, f"within {timeout_s:g} s",
                                                                         why), self.exit_grace_s)
@@ -703,6 +711,21 @@ class JsonLineWorker:
         child.kill(wait=False)
         if replace:
             threading.Thread(target=self._warm, args=(child.generation,), name="child-warm", daemon=True).start()
+        self._top_up()
+
+    def _top_up(self) -> None:
+        """Start children in the background until ``spares`` are idle or on their way, no idle
+        one spoken for by a waiting request (within ``max_children + spares`` in all)."""
+        with self._changed:
+            coming = len(self._idle) + self._warming - self._claims
+            alive = len(self._busy) + len(self._idle) + self._starting + self._warming
+            more = min(self.spares - coming, self.max_children + self.spares - alive)
+            if more <= 0:
+                return
+            self._warming += more
+            generation = self._generation
+        for _ in range(more):
+            threading.Thread(target=self._warm, args=(generation,), name="child-warm", daemon=True).start()
 
     def _warm(self, generation: int) -> None:
         """Start a replacement in the background, so the next request finds it ready."""

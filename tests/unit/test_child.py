@@ -280,6 +280,44 @@ def test_threads_each_get_a_child_and_a_full_pool_waits_within_the_start_bound(h
         worker.close()
 
 
+def test_a_spare_takes_over_at_once_from_a_child_killed_for_a_late_answer(handlers: str) -> None:
+    """A start of 2 s (SymPy's, reasoning-gym's take 1-5 s) would be waited for by the request after
+    a late one, which a short reward call cannot afford; a spare, started while the first request
+    ran, is ready instead."""
+    before = _children()
+    worker = JsonLineWorker(handlers, init={"start_s": 2.0}, spares=1)
+    try:
+        first = worker.request({"op": "sleep", "s": 5.0}, 30.0)  # the spare starts meanwhile
+        assert first == "slept" and len(_children() - before) == 2
+        with pytest.raises(ChildError, match="late"):
+            worker.request({"op": "sleep", "s": 60}, 0.5)
+        began = time.monotonic()
+        with deadline_of(1.5):
+            assert worker.request({"op": "echo"}, 1.0)["echo"] == {"op": "echo"}
+        assert time.monotonic() - began < 1.0  # no start waited for
+        deadline = time.monotonic() + 10  # and a new spare is on its way behind it
+        while len(_children() - before) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_children() - before) == 2
+    finally:
+        worker.close()
+    assert not any(not _gone(pid, 5.0) for pid in _children() - before)
+
+
+def test_spares_stay_within_max_children_and_refuse_a_negative_count(handlers: str) -> None:
+    with pytest.raises(ValueError, match="spares must be at least 0, not -1"):
+        JsonLineWorker(handlers, spares=-1)
+    before = _children()
+    worker = JsonLineWorker(handlers, max_children=1, spares=2)
+    try:
+        for _ in range(3):
+            assert worker.request({"op": "echo"}, 30.0)["echo"] == {"op": "echo"}
+        time.sleep(2.0)  # the spares' starts
+        assert len(_children() - before) == 3  # one in use (now idle) and two spares: never more
+    finally:
+        worker.close()
+
+
 def test_a_cancelled_wait_ends_at_once(worker: JsonLineWorker) -> None:
     assert worker.start()
     cancel = threading.Event()
