@@ -318,6 +318,27 @@ def test_spares_stay_within_max_children_and_refuse_a_negative_count(handlers: s
         worker.close()
 
 
+def test_a_cpu_budget_ends_a_computing_child_and_charges_no_wall_clock_wait(worker: JsonLineWorker) -> None:
+    """A CPU budget is what the child computes, not how long the machine takes to let it:
+    a 1.5 s sleep fits a 0.3 s budget; a C call holding the GIL is cut once it used its 0.5 s."""
+    assert worker.start()
+    slept = worker.evaluate({"op": "sleep", "s": 1.5}, 30.0, cpu_s=0.3)
+    assert (slept.reply, slept.cut) == ("slept", None) and slept.cpu_used_s < 0.3
+    began = time.monotonic()
+    cut = worker.evaluate({"op": "gil"}, 30.0, cpu_s=0.5)
+    assert cut.cut is not None and cut.cut.reason == "late"
+    assert "no answer within 0.5 s of CPU time" in cut.cut.detail
+    assert cut.cpu_used_s >= 0.5
+    assert time.monotonic() - began < 20.0  # the 30 s wall bound did not end it
+    assert worker.request({"op": "echo"}, 30.0, cpu_s=5.0)["echo"] == {"op": "echo"}  # a replacement
+
+
+def test_a_cpu_budget_needs_a_worker_without_a_launch_prefix(handlers: str) -> None:
+    worker = JsonLineWorker(handlers, prefix=("env",), name="prefixed")
+    with pytest.raises(ValueError, match="prefixed: cpu_s needs a worker without a launch prefix"):
+        worker.request({"op": "echo"}, 5.0, cpu_s=1.0)
+
+
 def test_a_cancelled_wait_ends_at_once(worker: JsonLineWorker) -> None:
     assert worker.start()
     cancel = threading.Event()
