@@ -3,10 +3,13 @@
     python benchmarks/bench_executors.py            # full run (~1 minute)
     python benchmarks/bench_executors.py --quick    # smaller batches
 
-Prints one table: per-sample overhead of each executor over a bare loop, the
-cost of a one-sample call on the local executor (its hand-off to its own
-thread), a CPU-bound reward on 2 Ray workers vs one process (and vs a plain
-ProcessPoolExecutor), and an async I/O-bound reward vs its sequential time.
+Prints one table: per-sample overhead of each executor over a bare loop (local,
+process and Ray, batched, in this one run; the process executor's per-sample
+time against the local executor's), the cost of a one-sample call on the local
+and process executors (a hand-off to their own thread, or a round trip to a
+worker process), a CPU-bound reward on 2 process and 2 Ray workers vs one
+process (and vs a plain ProcessPoolExecutor), and an async I/O-bound reward vs
+its sequential time.
 """
 
 from __future__ import annotations
@@ -55,23 +58,32 @@ def cfg(name: str, executor: str, **extra: object) -> dict:
     return {"path": str(REWARDS), "name": name, "executor": executor, "num_workers": 2, **extra}
 
 
-def overhead(n: int, repeat: int, executors: tuple[str, ...]) -> list[tuple[str, str]]:
+def overhead(n: int, repeat: int, executors: tuple[str, ...]) -> tuple[list[tuple[str, str]], dict[str, float]]:
+    """The table's rows, and each executor's time per sample (seconds)."""
     batch = rows(n)
     bare = best_of(lambda: verl_style_loop(rewards.trivial, batch), repeat) / n
     out = [("bare verl-style loop, trivial reward", f"{bare * 1e6:.2f} us/sample")]
+    per_sample: dict[str, float] = {}
     for executor in executors:
         with Scorer.from_config(cfg("trivial", executor)) as scorer:
             scorer.score(batch[:10])
-            took = best_of(lambda: scorer.score(batch), repeat) / n
+            took = per_sample[executor] = best_of(lambda: scorer.score(batch), repeat) / n
         out.append((f"{executor} executor overhead over bare loop (n={n})",
-                    f"{(took - bare) * 1e6:.2f} us/sample"))
-    return out
+                    f"{(took - bare) * 1e6:.2f} us/sample  ({took * 1e6:.2f} us/sample in all)"))
+    return out, per_sample
+
+
+def versus_local(per_sample: dict[str, float]) -> list[tuple[str, str]]:
+    """The process executor's time per batched sample against the local executor's."""
+    local, process = per_sample["local"], per_sample["process"]
+    return [("  process vs local executor, per batched sample", f"{process / local:.2f}x  (aim: <= 3x)")]
 
 
 def single_sample_calls(calls: int, repeat: int) -> list[tuple[str, str]]:
-    """What one ``score()`` of one sample costs on the local executor (per-sample hosts:
-    verl's ``compute_score``, skyrl-gym, AReaL), against the same scoring done in the
-    caller's thread (``score_spec`` + ``assemble``, with no hand-off to the executor's own)."""
+    """What one ``score()`` of one sample costs on the local and process executors
+    (per-sample hosts: verl's ``compute_score``, skyrl-gym, AReaL), against the same
+    scoring done in the caller's thread (``score_spec`` + ``assemble``, with no hand-off
+    to the executor's thread or worker)."""
     from verl_rewards.dispatch import resolve_spec, score_spec
     from verl_rewards.limits import limits_for
     from verl_rewards.results import assemble
@@ -89,10 +101,16 @@ def single_sample_calls(calls: int, repeat: int) -> list[tuple[str, str]]:
             assemble(score_spec(loaded, samples, limits), scorer.provenance, 0.0, {})
 
         here = best_of(lambda: [inline() for _ in range(calls)], repeat) / calls
+    with Scorer.from_config(cfg("trivial", "process")) as scorer:
+        for _ in range(100):
+            scorer.score(one)
+        pooled = best_of(lambda: [scorer.score(one) for _ in range(calls)], repeat) / calls
     return [
         ("one-sample score() on the local executor", f"{through * 1e6:.1f} us/call"),
         ("  the same scoring in the caller's thread", f"{here * 1e6:.1f} us/call  "
                                                       f"(hand-off: {(through - here) * 1e6:.1f} us/call)"),
+        ("one-sample score() on the process executor", f"{pooled * 1e6:.1f} us/call  "
+                                                       f"({pooled / through:.2f}x local)"),
     ]
 
 
@@ -100,6 +118,9 @@ def cpu_scaling(n: int, ms: float) -> list[tuple[str, str]]:
     batch = rows(n)
     with Scorer.from_config(cfg("cpu_3ms", "local", kwargs={"ms": ms})) as scorer:
         local = best_of(lambda: scorer.score(batch), 1)
+    with Scorer.from_config(cfg("cpu_3ms", "process", kwargs={"ms": ms})) as scorer:
+        scorer.score(batch[:4])
+        on_processes = best_of(lambda: scorer.score(batch), 2)
     with Scorer.from_config(cfg("cpu_3ms", "ray", kwargs={"ms": ms})) as scorer:
         scorer.score(batch[:4])
         on_ray = best_of(lambda: scorer.score(batch), 2)
@@ -110,6 +131,7 @@ def cpu_scaling(n: int, ms: float) -> list[tuple[str, str]]:
         pooled = best_of(lambda: list(pool.map(rewards.cpu_3ms, *args, chunksize=max(1, n // 8))), 1)
     return [
         (f"{ms:g} ms CPU reward x {n}: local executor", f"{local:.2f} s"),
+        ("  process executor, 2 workers", f"{on_processes:.2f} s  ({local / on_processes:.2f}x local)"),
         ("  ray executor, 2 workers", f"{on_ray:.2f} s  ({local / on_ray:.2f}x local)"),
         ("  plain ProcessPoolExecutor(2)", f"{pooled:.2f} s  ({local / pooled:.2f}x local)"),
     ]
@@ -124,7 +146,7 @@ def async_concurrency(n: int, ms: float, concurrency: int) -> list[tuple[str, st
 
     seq = best_of(lambda: asyncio.run(sequential()), 1)
     out = [(f"{ms:g} ms async reward x {n}: sequential awaits", f"{seq:.2f} s")]
-    for executor in ("local", "ray"):
+    for executor in ("local", "process", "ray"):
         extra = {"kwargs": {"ms": ms}, "max_concurrency": concurrency, "num_workers": 1}
         with Scorer.from_config(cfg("io_50ms", executor, **extra)) as scorer:
             scorer.score(batch[:2])
@@ -139,11 +161,13 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller batches")
     args = parser.parse_args()
     scale = 4 if args.quick else 1
-    table = overhead(20_000 // scale, 3, ("local",))  # before Ray's threads exist in this process
+    # Before Ray's threads exist in this process.
+    table, per_sample = overhead(20_000 // scale, 3, ("local", "process"))
+    table += versus_local(per_sample)
     table += single_sample_calls(2_000 // scale, 5)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        table += overhead(20_000 // scale, 3, ("ray",))[1:]
+        table += overhead(20_000 // scale, 3, ("ray",))[0][1:]
         table += cpu_scaling(800 // scale, 3.0)
         table += async_concurrency(128 // scale, 50.0, 32)
     finally:

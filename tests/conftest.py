@@ -182,10 +182,11 @@ def _restore_logging_tree() -> None:
         if not isinstance(manager.loggerDict.get(lg.name), logging.Logger):
             manager.loggerDict[lg.name] = loggers[lg.name] = lg
         lg.manager, lg.disabled = manager, False
-    for lg in [*loggers.values(), *orphans]:  # each to its nearest ancestor in the real tree
-        parts = lg.name.split(".")
-        ancestors = (".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1))
-        lg.parent = next((loggers[a] for a in ancestors if a in loggers), logging.root)
+    # Each to its nearest ancestor in the real tree, by logging's own linking: a missing
+    # ancestor gets a placeholder, so a parent made later (``getLogger("verl_rewards")``
+    # after ``verl_rewards.remote``) adopts the child as it does in a tree never swapped.
+    for lg in [*loggers.values(), *orphans]:
+        manager._fixupParents(lg)  # type: ignore[attr-defined]
 
 
 def _orphaned_loggers(manager: logging.Manager) -> list[logging.Logger]:

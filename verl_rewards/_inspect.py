@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import NotARewardError
 from .metadata import RewardMeta, Shape, metadata_of
 
 SAMPLE_PARAMS = ("data_source", "solution_str", "ground_truth", "extra_info")
@@ -120,13 +121,14 @@ class RewardInfo:
 def describe(name: str, target: object) -> RewardInfo:
     """The :class:`RewardInfo` of an imported ``target`` (never called or instantiated).
 
-    Raises ``TypeError`` for a target that is neither a function nor a class,
-    or whose signature cannot be read.
+    Raises :class:`~verl_rewards.errors.NotARewardError` (a ``TypeError``) for a target
+    that is neither a function nor a class or whose instances cannot be called, and
+    ``TypeError`` or ``ValueError`` when its signature cannot be read.
     """
     meta = metadata_of(target)
     is_class = isinstance(target, type)
     if not is_class and not callable(target):
-        raise TypeError(f"target is a {type(target).__name__}, not a function or class")
+        raise NotARewardError(f"target is a {type(target).__name__}, not a function or class")
     signature = call_signature(target)
     shape: Shape = meta.shape or shape_of(signature)
     params = signature.parameters
@@ -168,7 +170,7 @@ def call_signature(target: object) -> inspect.Signature:
         return inspect.signature(target)  # type: ignore[arg-type]
     call = inspect.getattr_static(target, "__call__", None)
     if call is None or call is type.__call__:
-        raise TypeError("instances of the class are not callable (it defines no __call__)")
+        raise NotARewardError("instances of the class are not callable (it defines no __call__)")
     signature = inspect.signature(call)
     params = list(signature.parameters.values())
     return signature.replace(parameters=params[1:]) if params else signature

@@ -83,7 +83,7 @@ from .errors import ChildError
 from .limits import time_left
 
 __all__ = ["RETURN_MARGIN_S", "ChildError", "Evaluation", "JsonLineWorker", "exit_with_parent",
-           "reply_channel", "serve", "stdout_diverted"]
+           "reply_channel", "serve", "spawn", "stdout_diverted"]
 
 logger = logging.getLogger("verl_rewards.child")
 
@@ -270,17 +270,18 @@ class _Spawner:
     live long (an audit's threads, a pool's)."""
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[list[str], Future[subprocess.Popen[bytes]]]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[list[str], dict[str, Any], Future[subprocess.Popen[bytes]]]] = \
+            queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def popen(self, argv: list[str], timeout_s: float) -> subprocess.Popen[bytes]:
+    def popen(self, argv: list[str], timeout_s: float, **options: Any) -> subprocess.Popen[bytes]:
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="child-spawner", daemon=True)
                 self._thread.start()
         started: Future[subprocess.Popen[bytes]] = Future()
-        self._jobs.put((argv, started))
+        self._jobs.put((argv, options, started))
         try:
             return started.result(timeout=max(timeout_s, 1.0))
         except BaseException:
@@ -290,20 +291,35 @@ class _Spawner:
 
     def _run(self) -> None:
         while True:
-            argv, started = self._jobs.get()
+            argv, options, started = self._jobs.get()
             if not started.set_running_or_notify_cancel():
                 continue
             try:
-                started.set_result(subprocess.Popen(
-                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    start_new_session=True))
+                started.set_result(subprocess.Popen(argv, **{
+                    "stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
+                    **options, "start_new_session": True}))
             except BaseException as e:  # noqa: BLE001 - handed to the caller
                 started.set_exception(e)
 
 
+def spawn(argv: list[str], timeout_s: float, **options: Any) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in a session of its own from this process's one spawner thread, so
+    that a process arming :func:`exit_with_parent` dies with this process, not with the
+    calling thread; ``options`` go to ``subprocess.Popen`` (default: pipes for stdin,
+    stdout and stderr). One that starts after ``timeout_s`` is killed, never left running."""
+    return _SPAWNER.popen(argv, timeout_s, **options)
+
+
 def _kill_orphan(started: Future[subprocess.Popen[bytes]]) -> None:
-    if started.exception() is None:
-        _Child(started.result(), contained=False).kill(wait=False)
+    if started.exception() is not None:
+        return
+    proc = started.result()
+    if proc.stdin is not None and proc.stdout is not None and proc.stderr is not None:
+        _Child(proc, contained=False).kill(wait=False)
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # spawn() without pipes
+        os.killpg(proc.pid, signal.SIGKILL)
+    threading.Thread(target=proc.wait, name="child-reaper", daemon=True).start()
 
 
 class _Child:

@@ -19,7 +19,8 @@ from typing import Any, Literal, Union
 from .errors import ConfigError, UnknownConfigKeyError
 from .limits import AUTO, DEFAULT_TIMEOUT_S, Timeout
 
-Executor = Literal["ray", "local"]
+Executor = Literal["ray", "local", "process"]
+EXECUTORS: tuple[str, ...] = ("ray", "local", "process")
 OnError = Literal["score", "raise", "skip"]
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", "RewardConfig", None]
@@ -383,7 +384,7 @@ def _validated(cfg: RewardConfig) -> RewardConfig:
     _check_str("plugin", cfg.plugin, optional=True)
     _check_str("path", cfg.path, optional=True)
     _check_str("name", cfg.name)
-    _check_choice("executor", cfg.executor, ("ray", "local"))
+    _check_choice("executor", cfg.executor, EXECUTORS)
     _check_choice("on_error", cfg.on_error, ("score", "raise", "skip"))
     _check_int("num_workers", cfg.num_workers, minimum=1)
     _check_int("max_concurrency", cfg.max_concurrency, minimum=1)
@@ -455,7 +456,9 @@ def _check_str(key: str, value: object, optional: bool = False) -> None:
 
 def _check_choice(key: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise ConfigError(f"reward.{key} must be one of {', '.join(choices)}; got {value!r}")
+        close = _closest(value, choices) if isinstance(value, str) else []
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"reward.{key} must be one of {', '.join(choices)}; got {value!r}{hint}")
 
 
 def _check_int(key: str, value: object, minimum: int) -> None:

@@ -91,7 +91,19 @@ class RewardFileError(ConfigError):
 
 
 class RewardKwargsError(ConfigError):
-    """``reward.kwargs`` holds keys the selected reward does not accept."""
+    """A reward's kwargs hold a key it does not accept, or a value it does not take.
+
+    ``key`` names the kwargs as they were written (``reward.kwargs``,
+    ``reward.rewards.NAME.kwargs`` for ``component`` NAME, or an adapter's own
+    argument); ``detail`` is the rest of the message, so a caller can name them
+    its own way (:func:`verl_rewards.preflight.rekeyed`).
+    """
+
+    def __init__(self, key: str, detail: str, component: str | None = None) -> None:
+        self.key = key
+        self.detail = detail
+        self.component = component
+        super().__init__(f"{key}{detail}")
 
 
 # -- loading: raised when a process resolves a reference ---------------------
@@ -113,6 +125,12 @@ class PluginNotInstalledError(PluginLoadError):
 
 class PluginShapeError(PluginLoadError):
     """The plugin's target is not callable, or its signature fits no reward shape."""
+
+
+class NotARewardError(VerlRewardsError, TypeError):
+    """Inspection's verdict on an imported target: neither a function nor a class, or a
+    class whose instances cannot be called. A ``TypeError`` too (what Python says of an
+    uncallable); ``resolve`` turns it into a :class:`PluginShapeError` naming the plugin."""
 
 
 # -- scoring -----------------------------------------------------------------

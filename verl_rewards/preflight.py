@@ -14,7 +14,6 @@ config says the workers have what the driver lacks (``workers_only``, or
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Callable
 
 from ._inspect import RewardInfo, composite
@@ -34,15 +33,15 @@ def preflight(spec: RewardSpec, config: RewardConfig | None = None) -> RewardInf
     import here (see the module docstring for when that is allowed).
     """
     if isinstance(spec, CompositeRef):
-        parts = tuple((c.key, check_ref(c.ref, config, f"reward.rewards.{c.key}.kwargs"))
-                      for c in spec.components)
+        parts = tuple((c.key, check_ref(c.ref, config, c.key)) for c in spec.components)
         return composite(spec.display_name, parts)
     return check_ref(spec, config)
 
 
 def check_ref(ref: RewardRef, config: RewardConfig | None = None,
-              key: str = "reward.kwargs") -> RewardInfo:
-    """Describe one reference here and check its kwargs against the description."""
+              component: str | None = None) -> RewardInfo:
+    """Describe one reference here and check its kwargs against the description
+    (``component``: its name in a composite)."""
     try:
         info = inspect_ref(ref)
     except PluginLoadError as e:
@@ -59,27 +58,25 @@ def check_ref(ref: RewardRef, config: RewardConfig | None = None,
         else:
             hint = f" (did you mean {', '.join(f'{m!r} for {k!r}' for k, m in close.items())}?)" if close else ""
         raise RewardKwargsError(
-            f"{key} {', '.join(repr(k) for k in unknown)} not accepted by reward "
-            f"{ref.display_name}; it accepts: {listing}{hint}"
-        )
+            _kwargs_key(component), f" {', '.join(repr(k) for k in unknown)} not accepted by reward "
+            f"{ref.display_name}; it accepts: {listing}{hint}", component)
     wrong = info.mistyped(ref.kwargs)
     if wrong:
-        raise RewardKwargsError(f"{key} of reward {ref.display_name}: {'; '.join(wrong)}")
+        raise RewardKwargsError(_kwargs_key(component), f" of reward {ref.display_name}: {'; '.join(wrong)}",
+                                component)
     return info
 
 
-_KWARGS_KEY = re.compile(r"^reward\.(?:rewards\.(?P<component>\S+?)\.)?kwargs\b")
+def _kwargs_key(component: str | None) -> str:
+    """The config key of a reward's kwargs (a composite's ``component``'s, else the single reward's)."""
+    return "reward.kwargs" if component is None else f"reward.rewards.{component}.kwargs"
 
 
 def rekeyed(error: RewardKwargsError, key: Callable[[str | None], str]) -> RewardKwargsError:
     """``error`` naming the kwargs as its caller wrote them (``key(component)``: a
     composite's component, or None) instead of the config key ``reward.kwargs`` (an
     adapter's own argument, e.g. TRL's ``kwargs=``)."""
-    text = str(error)
-    found = _KWARGS_KEY.match(text)
-    if found is None:
-        return error
-    return RewardKwargsError(key(found["component"]) + text[found.end():])
+    return RewardKwargsError(key(error.component), error.detail, error.component)
 
 
 def _left_to_workers(error: PluginLoadError, config: RewardConfig | None) -> bool:

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import aio
 from ._inspect import BATCH_PARAMS, PROMPT_PARAM, SAMPLE_PARAMS, RewardInfo, call_signature, describe
-from .errors import PluginLoadError, PluginNotInstalledError, PluginShapeError, is_host_interrupt
+from .errors import (
+    NotARewardError,
+    PluginLoadError,
+    PluginNotInstalledError,
+    PluginShapeError,
+    is_host_interrupt,
+)
 from .metadata import RewardMeta, Shape
 
 if TYPE_CHECKING:  # read by its fields only: reference.RewardRef.load() imports this module
@@ -29,7 +35,7 @@ if TYPE_CHECKING:  # read by its fields only: reference.RewardRef.load() imports
 RewardFn = Callable[..., Any]
 
 __all__ = ["BATCH_PARAMS", "PROMPT_PARAM", "SAMPLE_PARAMS", "LoadedReward", "classify",
-           "import_target", "inspect_ref", "release", "resolve", "sibling_module"]
+           "import_target", "inspect_ref", "register_source", "release", "resolve", "sibling_module"]
 
 
 class LoadedReward(NamedTuple):
@@ -153,9 +159,8 @@ def classify(ref: RewardRef, target: object) -> LoadedReward:
 
 
 def _shape_error(ref: RewardRef, error: Exception) -> PluginShapeError:
-    text = str(error)
-    if text.startswith(("target is", "instances of")):  # describe()'s own verdict
-        return PluginShapeError(ref.display_name, text)
+    if isinstance(error, NotARewardError):  # inspection's own verdict says it all
+        return PluginShapeError(ref.display_name, str(error))
     return PluginShapeError(ref.display_name, "cannot inspect the target's signature", error)
 
 
@@ -234,8 +239,7 @@ def _materialise_file(ref: RewardRef) -> types.ModuleType:
     assert ref.source is not None and ref.path is not None
     module = types.ModuleType(name)
     module.__file__ = ref.path
-    # Tracebacks show the reward's own lines even where the file does not exist.
-    linecache.cache[ref.path] = (len(ref.source), None, ref.source.splitlines(True), ref.path)
+    register_source(ref)
     sys.modules[name] = module
     try:
         exec(compile(ref.source, ref.path, "exec"), module.__dict__)
@@ -248,6 +252,14 @@ def _materialise_file(ref: RewardRef) -> types.ModuleType:
             raise
         raise PluginLoadError(ref.display_name, "executing the reward file failed", e) from e
     return module
+
+
+def register_source(ref: RewardRef) -> None:
+    """Put a file reward's carried source in :mod:`linecache` under its path, so tracebacks
+    and frame lines show the reward's own lines where the file does not exist (a worker
+    node, a deleted file). A plugin's source is its installed module's: nothing to do."""
+    if ref.kind == "file" and ref.path is not None and ref.source is not None:
+        linecache.cache[ref.path] = (len(ref.source), None, ref.source.splitlines(True), ref.path)
 
 
 def sibling_module(ref: RewardRef, name: str) -> Path | None:

@@ -5,8 +5,8 @@ loop's :class:`Progress` (which sample, since when) and, when a call
 overruns, raises :class:`SampleTimeout` in the scoring thread with
 ``PyThreadState_SetAsyncExc``. That works from any thread (``signal.alarm``
 only works in the main thread) and costs the loop two attribute writes per
-sample, no lock. It cannot interrupt code stuck in C; the Ray executor
-handles that by replacing the worker process.
+sample, no lock. It cannot interrupt code stuck in C; the process and Ray
+executors handle that by replacing the worker process.
 
 The exception may land a few bytecodes after the overdue call returned, so
 the watchdog records which index it fired for (:meth:`take_fired`), and the
@@ -17,7 +17,8 @@ A reward that catches everything (a bare ``except:``) swallows the exception, so
 the watchdog raises it again every ``REFIRE_S`` while the call goes on, until
 ``HARD_GRACE_S`` past the limit; a call that returns after that is still a
 timeout (:meth:`overran`). Past the grace it stops trying: only a process can be
-killed, and the local executor says so (:mod:`verl_rewards.executors.local`).
+killed (the process and Ray executors kill their worker long before), and the local
+executor says so (:mod:`verl_rewards.executors.local`).
 """
 
 from __future__ import annotations

@@ -27,11 +27,25 @@ def test_each_step_is_answered_and_threads_answer_one_run_each(testkit: object) 
 def test_a_reward_stuck_in_c_holding_the_gil_or_killing_its_process_costs_only_its_step(testkit: object) -> None:
     steps = [_step(0, "42"), _step(1, "gil_sleep"), _step(2, "42"), _step(3, "exit"), _step(4, "41")]
     began = time.monotonic()
-    answers = run_steps("verl-rewards-testkit:faulty", steps, timeout_s=0.5, grace_s=2.0)
+    answers = run_steps("verl-rewards-testkit:faulty", steps, timeout_s=0.5, grace_s=2.0,
+                        executor="local")  # scored in the audit's own child: its containment
     assert time.monotonic() - began < 60  # 2.5 s deadline for the stuck step, plus three starts
     assert [(f.step, f.reason) for f in answers.failures] == [(1, "stuck"), (3, "died")]
     assert "exited with code 13" in answers.failures[1].detail
     assert {k: v[0][0].score for k, v in answers.runs.items()} == {0: 1.0, 2: 1.0, 4: 0.0}
+
+
+def test_on_the_default_process_executor_a_stuck_or_killing_reward_costs_only_its_sample(
+        testkit: object) -> None:
+    steps = [_step(0, "42"), _step(1, "gil_sleep"), _step(2, "42"), _step(3, "exit"), _step(4, "41")]
+    began = time.monotonic()
+    answers = run_steps("verl-rewards-testkit:faulty", steps, timeout_s=0.5, grace_s=2.0)
+    assert time.monotonic() - began < 60
+    assert answers.failures == []  # no step overran: the worker was killed within its timeout
+    outcomes = {k: (v[0][0].status, v[0][0].score) for k, v in answers.runs.items()}
+    assert outcomes == {0: ("ok", 1.0), 1: ("timeout", 0.0), 2: ("ok", 1.0), 3: ("failed", 0.0),
+                        4: ("ok", 0.0)}
+    assert answers.runs[3][0][0].error.startswith("WorkerDied:")
 
 
 def test_a_python_loop_is_stopped_by_the_plugins_timeout_inside_the_process(testkit: object) -> None:
@@ -83,7 +97,7 @@ def test_a_reward_closing_its_inherited_descriptors_is_a_failed_step_not_a_crash
         monkeypatch.setattr(child, "containment", lambda: child.Containment(()))
     began = time.monotonic()
     answers = run_steps("closer-rewards:closer", [_step(0, "42"), _step(1, "close"), _step(2, "42")],
-                        timeout_s=0.5, grace_s=2.0)
+                        timeout_s=0.5, grace_s=2.0, executor="local")  # the child's own descriptors
     assert time.monotonic() - began < 60
     assert [(f.step, f.reason) for f in answers.failures] == [(1, "stuck" if contained else "silent")]
     if not contained:

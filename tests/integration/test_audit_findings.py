@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from verl_rewards.audit.child import Step, run_steps
+from verl_rewards.audit.latency import latency_findings
 from verl_rewards.audit.run import _failures, _Plan
 
 CHATTY = """
@@ -26,7 +27,8 @@ def test_a_crash_is_reported_by_what_happened_then_whole_lines_of_its_stderr(mak
     make_dist("chatty-crash", "0.1", {"chatty_crash": "tp_chatty_crash:score"}, {"tp_chatty_crash.py": CHATTY})
     response = "<answer>" * 20_000
     step = Step(0, {}, ({"data_source": "t", "solution_str": response, "ground_truth": "1"},))
-    answers = run_steps("chatty-crash:chatty_crash", [step], timeout_s=5.0)
+    answers = run_steps("chatty-crash:chatty_crash", [step], timeout_s=5.0,
+                        executor="local")  # the scoring process itself crashes: the audit's report of it
     plan = _Plan((), [], steps=[step], labels={0: "20k tags"})
     [finding] = _failures(plan, answers.failures, timeout_s=5.0)
     lead, _, shown = finding.detail.partition(". Its stderr ended with:")
@@ -37,3 +39,15 @@ def test_a_crash_is_reported_by_what_happened_then_whole_lines_of_its_stderr(mak
     lines = shown.split("\n      | ")[1:]
     assert lines == [f"parsing tag {n} of 20000 at offset {n * 8}" for n in range(392, 400)]
     assert all(re.fullmatch(r"parsing tag \d+ of 20000 at offset \d+", line) for line in lines)
+
+
+def test_on_the_default_process_executor_a_crash_is_its_samples_finding_naming_the_signal(make_dist):
+    make_dist("chatty-crash", "0.1", {"chatty_crash": "tp_chatty_crash:score"}, {"tp_chatty_crash.py": CHATTY})
+    step = Step(0, {}, ({"data_source": "t", "solution_str": "<answer>" * 20_000, "ground_truth": "1"},))
+    answers = run_steps("chatty-crash:chatty_crash", [step], timeout_s=5.0)
+    assert answers.failures == []  # the worker died, not the scoring process
+    [[scored]] = answers.runs[0]
+    [finding] = latency_findings([("20k tags", scored)], 5.0)
+    assert finding.detail.startswith("WorkerDied: the reward worker process died while scoring this sample")
+    assert finding.detail.endswith("it was killed by signal 11 (SIGSEGV): a reward must fail one sample, "
+                                   "never its process")

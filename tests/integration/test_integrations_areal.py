@@ -58,6 +58,16 @@ def test_a_hanging_sample_is_bounded_by_our_timeout_well_under_areals(wrap):
     assert _call(wrapper, "42", answer="42") == 1.0  # the worker is free again
 
 
+def test_a_sample_stuck_in_c_is_bounded_in_areals_pool_by_the_default_executor(wrap):
+    section = {**FAULTY, "timeout_s": 1}
+    wrapper = wrap(reward_fn(section), timeout_seconds=AREAL_TIMEOUT_S, max_workers=1)
+    assert _call(wrapper, "42", answer="42") == 1.0  # the pool process starts its workers
+    began = time.monotonic()
+    assert _call(wrapper, "c_sleep", answer="42") == -1.0
+    assert time.monotonic() - began < 1 + 2  # timeout_s + 2 s; AReaL's own pool process lives
+    assert _call(wrapper, "42", answer="42") == 1.0
+
+
 def test_on_error_raise_reaches_areal_which_retries_and_reraises(wrap):
     wrapper = wrap(reward_fn({**FAULTY, "on_error": "raise"}), timeout_seconds=AREAL_TIMEOUT_S,
                    max_workers=1, max_retries=1)

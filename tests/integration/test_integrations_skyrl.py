@@ -67,6 +67,15 @@ def test_a_hanging_sample_is_bounded_by_timeout_s():
     assert (out["reward"], out["metadata"]["status"]) == (-1.0, "timeout")
 
 
+def test_a_sample_holding_the_gil_in_c_is_bounded_by_the_default_executor():
+    section = {**FAULTY, "timeout_s": 1}
+    assert _step(section, "42")["reward"] == 1.0  # the worker pool starts here
+    began = time.monotonic()
+    out = _step(section, "gil_sleep")
+    assert time.monotonic() - began < 1 + 2  # timeout_s + 2 s, the host alive
+    assert (out["reward"], out["metadata"]["status"]) == (-1.0, "timeout")
+
+
 def test_episode_metrics_count_failures_and_skyrl_averages_them():
     from skyrl_gym.metrics import aggregate_for_environment
 

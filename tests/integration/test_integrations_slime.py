@@ -59,7 +59,8 @@ async def _batched_async_rm(args: Namespace, samples: list[Sample]) -> Any:
 
 
 def test_one_sample_gets_a_float_and_its_status_and_extra_keys_in_metadata(monkeypatch):
-    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
+    monkeypatch.delenv("VERL_REWARDS_PLUGIN", raising=False)  # scored here: its pid is ours
+    monkeypatch.setenv("VERL_REWARDS_CONFIG", json.dumps({"plugin": "exact_match", "executor": "local"}))
     sample = Sample(prompt="What is 6 x 7?", response=" 42 ", label="42", metadata={"split": "test"})
     assert asyncio.run(_async_rm(_args(), sample)) == 1.0
     assert sample.metadata[METADATA_KEY] == {"status": "ok", "error": None, "pid": os.getpid()}
@@ -77,6 +78,18 @@ def test_a_list_gets_a_list_in_order_with_faults_isolated_and_bounded(monkeypatc
     statuses = [s.metadata[METADATA_KEY]["status"] for s in group]
     assert statuses == ["ok", "failed", "timeout", "ok"]
     assert group[1].metadata[METADATA_KEY]["error"].startswith("RuntimeError: the reward raised on purpose")
+
+
+def test_a_sample_stuck_in_c_is_bounded_by_the_default_executor(monkeypatch):
+    monkeypatch.delenv("VERL_REWARDS_PLUGIN", raising=False)
+    monkeypatch.setenv("VERL_REWARDS_CONFIG", json.dumps({**FAULTY, "timeout_s": 1}))
+    assert asyncio.run(_async_rm(_args(), Sample(response="42", label="42"))) == 1.0  # pool starts
+    group = [Sample(response=r, label="42") for r in ("42", "c_sleep", "41")]
+    began = time.monotonic()
+    rewards = asyncio.run(_batched_async_rm(_args(group_rm=True), group))
+    assert time.monotonic() - began < 1 + 2  # timeout_s + 2 s, the host alive
+    assert rewards == [1.0, -1.0, 0.0]
+    assert group[1].metadata[METADATA_KEY]["status"] == "timeout"
 
 
 def test_the_samples_data_source_prompt_and_metadata_reach_the_plugin():

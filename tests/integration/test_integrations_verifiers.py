@@ -52,7 +52,7 @@ async def _score_all(task_cls: type[vf.Task], rows: list[tuple[str, str]],
 
 def test_a_plugin_by_name_scores_and_its_extra_keys_are_metrics_not_reward():
     class QATask(vf.Task[QAData]):
-        exact = vf.reward(reward_func("exact_match"))
+        exact = vf.reward(reward_func("exact_match", executor="local"))  # its pid is ours
 
     right, wrong = asyncio.run(_score_all(QATask, [(" 42 ", "42"), ("41", "42")]))
     assert right.rewards == {"exact_match": vf.Reward(score=1.0, weight=1.0)}
@@ -81,6 +81,18 @@ def test_a_section_bounds_a_hanging_sample_and_isolates_a_raising_one():
     assert raised.errors == [] and hung.errors == []  # the rollout itself did not fail
 
 
+def test_a_sample_stuck_in_c_is_bounded_by_the_default_executor():
+    class QATask(vf.Task[QAData]):
+        faulty = vf.reward(reward_func({"plugin": "faulty", "timeout_s": 1, "error_score": -1.0}))
+
+    asyncio.run(_score_all(QATask, [("42", "42")]))  # the worker pool starts here
+    began = time.monotonic()
+    ok, stuck = asyncio.run(_score_all(QATask, [("42", "42"), ("c_sleep", "42")]))
+    assert time.monotonic() - began < 1 + 2  # timeout_s + 2 s, the host alive
+    assert [ok.reward, stuck.reward] == [1.0, -1.0]
+    assert stuck.info["verl_rewards"]["faulty"]["status"] == "timeout"
+
+
 def test_score_by_import_string_takes_the_plugin_from_the_environment(monkeypatch):
     monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
     monkeypatch.setenv("VERL_REWARDS_KWARGS", json.dumps({"bonus": 0.5}))
@@ -101,7 +113,7 @@ def test_score_by_import_string_takes_a_yaml_section_with_fields_routed(monkeypa
     good, bad = asyncio.run(_score_all(vf.Task[QAData], [("7", "7"), ("nan", "7")], config))
     assert (good.reward, bad.reward) == (1.0, 0.25)
     scorer = adapter._entries.peek(adapter.selection_key(adapter.env_section())).scorer
-    assert scorer.config.executor == "local"  # the adapters' default: the file does not say
+    assert scorer.config.executor == "process"  # the adapters' default: the file does not say
     assert bad.info["verl_rewards"]["faulty"]["error"].startswith("RewardValueError")
 
 

@@ -277,6 +277,30 @@ def test_score_group_scores_candidates_as_one_batch(server):
     assert [s["reward"] for s in json.loads(data)["scores"]] == plugin_scores(texts, ["72"] * 3)
 
 
+def test_score_group_reads_rich_candidates_with_the_package_model_and_refuses_deep_or_bad_ones(server):
+    sid = open_session(server, "train", 0)
+    h = {"X-Session-ID": sid}
+    rich = [{"messages": [{"role": "user", "blocks": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]},
+                          {"role": "assistant", "blocks": [{"type": "reasoning", "text": "6*12"},
+                                                           {"type": "text", "text": t}]}],
+             "metadata": {"rollout": i}} for i, t in enumerate(["#### 72", "#### 70"])]
+    status, _, text = call(server, "POST", "/gsm8k/score_group", {"candidates": rich}, headers=h)
+    assert status == 200
+    (name, data), = [e for e in events(text) if e[0] != "task_id"]
+    assert name == "end" and [s["reward"] for s in json.loads(data)["scores"]] == [1.0, 0.0]
+    deep: dict[str, Any] = {}
+    for _ in range(120):
+        deep = {"k": deep}
+    plain = {"messages": [{"role": "assistant", "blocks": [{"type": "text", "text": "#### 72"}]}]}
+    status, _, body = call(server, "POST", "/gsm8k/score_group", {"candidates": [{**plain, "metadata": deep}]},
+                           headers=h)
+    assert (status, body["detail"]) == (400, "the body nests deeper than 100 levels")
+    bad = {"messages": [{"role": "assistant", "blocks": [{"type": "text", "text": 7}]}]}
+    status, _, body = call(server, "POST", "/gsm8k/score_group", {"candidates": [plain, bad]}, headers=h)
+    assert status == 422 and body["detail"].startswith("the score_group request: candidates.1.messages.0.blocks")
+    assert call(server, "POST", "/delete", headers=h)[0] == 200  # its place, for the tests after (--max-sessions 6)
+
+
 def _metric(server: Server, name: str) -> float:
     text = call(server, "GET", "/metrics")[2]
     found = [line for line in text.splitlines() if line.startswith(name + " ")]

@@ -84,6 +84,23 @@ def test_latency_finds_timeouts_and_calls_over_half_the_timeout() -> None:
     assert found[1].detail.startswith("timed out (timeout 10 s)")
 
 
+def test_a_timeout_only_killing_its_worker_stopped_is_named_stuck_in_c() -> None:
+    killed = Scored("timeout", 0.0, "SampleTimeout: exceeded timeout_s=1 in code Python could not "
+                                    "interrupt; worker replaced", 2.1)
+    (found,) = latency_findings([("100k digits", killed)], 1.0)
+    assert found.detail.startswith("timed out (timeout 1 s) and was stuck where the watchdog cannot "
+                                   "interrupt it (C code?), so its worker process was killed: bound")
+
+
+def test_a_response_that_killed_its_worker_process_is_a_finding() -> None:
+    died = Scored("failed", 0.0, "WorkerDied: the reward worker process died while scoring this sample "
+                                 "(2 times); not retried again; it was killed by signal 11 (SIGSEGV)", 0.9)
+    (found,) = latency_findings([("20k tags", died), ("fine", _ok(1.0, 0.01))], 10.0)
+    assert (found.check, found.probe) == ("latency", "20k tags")
+    assert found.detail.endswith("killed by signal 11 (SIGSEGV): a reward must fail one sample, never "
+                                 "its process")
+
+
 def test_latency_summary_is_p50_p95_max() -> None:
     assert summarize([float(i) for i in range(1, 101)], 30.0) == Latency(50.5, 95.0, 100.0, 100, 30.0)
 

@@ -294,7 +294,7 @@ def test_an_override_error_says_it_came_from_the_overrides(tmp_path, capsys):
     config.write_text("reward:\n  plugin: exact_match\n")
     assert _score(_one_row(tmp_path), tmp_path / "o.jsonl", "--config", str(config),
                   "reward.executor=lcal") == 2
-    assert _error(capsys) == ("reward.executor must be one of ray, local; got 'lcal' "
+    assert _error(capsys) == ("reward.executor must be one of ray, local, process; got 'lcal' (did you mean 'local'?) "
                               f"(from the overrides on config file {config})")
 
 

@@ -72,6 +72,13 @@ def test_bad_values_name_the_key(key, value, needle):
         load_config({"plugin": "gsm8k", key: value})
 
 
+def test_the_process_executor_is_a_choice_and_a_misspelt_executor_suggests_the_closest():
+    assert load_config({"plugin": "gsm8k", "executor": "process"}).executor == "process"
+    with pytest.raises(ConfigError, match=r"reward.executor must be one of ray, local, process; "
+                                          r"got 'proces' \(did you mean 'process'\?\)"):
+        load_config({"plugin": "gsm8k", "executor": "proces"})
+
+
 def test_malformed_override_is_a_config_error():
     with pytest.raises(ConfigError, match="reward.KEY=VALUE"):
         load_config({"plugin": "gsm8k"}, ["reward.plugin"])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Literal
 
 import pytest
 
 from verl_rewards import reward
 from verl_rewards._inspect import RewardInfo, describe
+from verl_rewards.errors import NotARewardError, VerlRewardsError
 
 
 def sample_fn(data_source, solution_str, ground_truth, extra_info=None, prompt=None, *,
@@ -65,6 +67,15 @@ def test_a_class_is_read_through_its_constructor_and_unbound_call_without_buildi
 def test_what_is_no_reward_is_refused(target, message):
     with pytest.raises(TypeError, match=message):
         describe("x", target)
+
+
+@pytest.mark.parametrize("target", [42, NotCallable])
+def test_what_is_no_reward_is_a_typed_verdict_that_pickles(target):
+    with pytest.raises(NotARewardError) as raised:
+        describe("x", target)
+    assert isinstance(raised.value, TypeError) and isinstance(raised.value, VerlRewardsError)
+    again = pickle.loads(pickle.dumps(raised.value))
+    assert (type(again), str(again)) == (NotARewardError, str(raised.value))
 
 
 def test_a_record_is_frozen():

@@ -6,6 +6,7 @@ import asyncio
 import importlib.util
 import json
 import logging
+import time
 
 import pytest
 import torch
@@ -99,6 +100,17 @@ def test_failed_samples_get_error_score_and_a_warning(monkeypatch, caplog):
     assert "reward faulty (verl-rewards-testkit 0.3.1) failed on sample 1: RuntimeError" in caplog.text
 
 
+def test_a_reward_stuck_in_c_is_a_failed_sample_within_its_timeout_by_default(monkeypatch):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "faulty")
+    monkeypatch.setenv("VERL_REWARDS_TIMEOUT_S", "1")
+    reward_func = load_reward_file()  # the worker pool starts as OpenRLHF loads the file
+    began = time.monotonic()
+    info = reward_func(["P1", "Pc_sleep", "P0"], ["P"] * 3, ["1"] * 3)
+    assert time.monotonic() - began < 1 + 2  # timeout_s + 2 s, the host alive
+    assert info["rewards"].tolist() == [1.0, 0.0, 0.0]
+    assert info["extra_logs"]["reward_failed"].tolist() == [0.0, 1.0, 0.0]
+
+
 def test_on_error_raise(monkeypatch):
     monkeypatch.setenv("VERL_REWARDS_PLUGIN", "faulty")
     monkeypatch.setenv("VERL_REWARDS_ON_ERROR", "raise")
@@ -185,12 +197,13 @@ def test_the_prompt_reaches_a_reward_that_asks_for_it(monkeypatch, reward_file):
     assert result["rewards"].tolist() == [1.0, 0.0]
 
 
-def test_a_yaml_config_keeps_the_adapters_local_executor_unless_it_sets_one(monkeypatch, tmp_path):
+def test_a_yaml_config_keeps_the_adapters_default_executor_unless_it_sets_one(monkeypatch, tmp_path):
     config = tmp_path / "reward.yaml"
     config.write_text("reward:\n  plugin: exact_match\n  timeout_s: 5\n")
     monkeypatch.setenv("VERL_REWARDS_CONFIG", str(config))
     settings, _ = real_module.prepare()
-    assert (settings.config.executor, settings.config.timeout_s) == ("local", 5)
+    # The adapters' default (process, since issue 32; local before), not the trainer's (ray).
+    assert (settings.config.executor, settings.config.timeout_s) == ("process", 5)
     assert single_turn(load_reward_file(), "P1", "P", "1")[0] == 1.0
     real_module._settings.clear()
     config.write_text("reward:\n  plugin: exact_match\n  executor: ray\n")

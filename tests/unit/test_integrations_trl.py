@@ -84,20 +84,21 @@ def test_completion_text_handles_content_parts_and_odd_shapes():
 
 
 def test_columns_map_onto_ground_truth_data_source_and_extra_info(seen):
-    fn = reward_func("echo", ground_truth_column="answer")
+    fn = reward_func(reward={"plugin": "echo", "executor": "local"}, ground_truth_column="answer")
     trl_call(fn, ["a", "b"], answer=["a", "c"], data_source=["gsm8k", "math"], level=[1, 2])
     assert [(s.data_source, s.ground_truth, s.extra_info) for s in seen] == [
         ("gsm8k", "a", {"level": 1}), ("math", "c", {"level": 2})]
 
 
 def test_fixed_data_source_and_selected_extra_columns(seen):
-    fn = reward_func("echo", data_source="my/set", extra_info_columns=["level"])
+    fn = reward_func(reward={"plugin": "echo", "executor": "local"}, data_source="my/set",
+                     extra_info_columns=["level"])
     trl_call(fn, ["a"], ground_truth=["a"], data_source=["ignored"], level=[3], other=["x"])
     assert [(s.data_source, s.extra_info) for s in seen] == [("my/set", {"level": 3})]
 
 
 def test_no_ground_truth_column_passes_an_empty_ground_truth(seen):
-    fn = reward_func("echo", ground_truth_column=None)
+    fn = reward_func(reward={"plugin": "echo", "executor": "local"}, ground_truth_column=None)
     trl_call(fn, ["a"], level=[1])
     assert seen[0].ground_truth == "" and seen[0].data_source == ""
 
@@ -176,11 +177,20 @@ def test_batch_plugin_gets_the_whole_batch_in_one_call():
 def test_async_plugin_gives_an_async_callable_when_trl_awaits_objects(monkeypatch):
     monkeypatch.setattr(adapter, "_trl_version", lambda: (1, 16))
     monkeypatch.setattr(shapes, "_peak", 0)
-    fn = reward_func("async_exact", kwargs={"delay_s": 0.2})
+    fn = reward_func(reward={"plugin": "async_exact", "executor": "local",
+                             "kwargs": {"delay_s": 0.2}})
     assert isinstance(fn, AsyncPluginReward) and fn.__name__ == "async_exact"
     assert inspect.iscoroutinefunction(fn.__call__)  # what TRL's is_async_callable checks
     assert trl_call(fn, ["1", "0"] * 5, ground_truth=["1"] * 10) == [1.0, 0.0] * 5
     assert shapes._peak == 10  # the ten calls were all in flight at once
+
+
+def test_a_reward_stuck_in_c_returns_within_its_timeout_on_the_default_executor():
+    fn = reward_func("faulty", timeout_s=1)
+    assert trl_call(fn, ["1"], ground_truth=["1"]) == [1.0]  # the worker pool starts here
+    began = time.monotonic()
+    assert trl_call(fn, ["1", "c_sleep", "0"], ground_truth=["1"] * 3) == [1.0, 0.0, 0.0]
+    assert time.monotonic() - began < 1 + 2  # timeout_s + 2 s, the host alive
 
 
 def test_older_trl_gets_a_sync_callable_and_async_true_is_refused(monkeypatch):
@@ -270,7 +280,7 @@ def test_a_class_reward_is_not_built_in_the_callers_process_to_learn_it_is_async
             async def __call__(self, data_source, solution_str, ground_truth, extra_info=None):
                 return 1.0
     '''})
-    fn = reward_func("heavy", reward=None, kwargs={"scale": 2.0})
+    fn = reward_func(reward={"plugin": "heavy", "executor": "local", "kwargs": {"scale": 2.0}})
     assert isinstance(fn, AsyncPluginReward)  # async, read from the class's unbound __call__
     assert importlib.import_module("plug_heavy").BUILT == []
     assert trl_call(fn, ["x"], ground_truth=["x"]) == [1.0]  # built where it scores

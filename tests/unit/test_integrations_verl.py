@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import importlib.util
 import inspect
 import os
 import pickle
 import re
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -32,6 +34,10 @@ def _fresh_adapter_cache(verl_adapter_cache_cleared):
     """Each test here builds its own scorers."""
 
 
+# For the tests that look inside the scoring process (its pid, its module state): the host's.
+LOCAL = {"verl_rewards": {"executor": "local"}}
+
+
 def _call_with_kwargs(raw_fn, extra_kwargs, *args, **kwargs):
     """verl.trainer.ppo.reward._call_with_kwargs: reward_kwargs win over call kwargs."""
     return raw_fn(*args, **{**kwargs, **extra_kwargs})
@@ -50,7 +56,7 @@ def naive_call(fn, data_source="openai/gsm8k", solution_str="42", ground_truth="
 
 
 def test_keyword_call_returns_the_plugins_dict_validated():
-    result = naive_call(verl_wraps({"plugin": "exact_match", "bonus": 0.5}), solution_str=" 42 ")
+    result = naive_call(verl_wraps({"plugin": "exact_match", "bonus": 0.5, **LOCAL}), solution_str=" 42 ")
     assert result == {"score": 1.5, "pid": os.getpid()}
 
 
@@ -75,12 +81,21 @@ def test_plugin_is_resolved_once_per_selection_and_kwargs(monkeypatch):
     scans = []
     real = discovery.scan
     monkeypatch.setattr(discovery, "scan", lambda: scans.append(1) or real())
-    fn = verl_wraps({"plugin": "stateful", "scale": 1.0})
+    fn = verl_wraps({"plugin": "stateful", "scale": 1.0, **LOCAL})
     first = [naive_call(fn)["instances"] for _ in range(3)]
-    other = naive_call(verl_wraps({"plugin": "stateful", "scale": 3.0}))
+    other = naive_call(verl_wraps({"plugin": "stateful", "scale": 3.0, **LOCAL}))
     assert first[0] == first[1] == first[2]  # one instance for the three calls
     assert other["instances"] == first[0] + 1 and other["score"] == 3.0
     assert len(scans) == 2
+
+
+def test_a_reward_holding_the_gil_in_c_scores_error_score_within_its_timeout_by_default():
+    fn = verl_wraps({"plugin": "faulty", "verl_rewards": {"timeout_s": 1, "error_score": -1.0}})
+    assert naive_call(fn, solution_str="1", ground_truth="1") == 1.0  # the worker pool starts here
+    began = time.monotonic()
+    assert naive_call(fn, solution_str="gil_sleep", ground_truth="1") == -1.0
+    assert time.monotonic() - began < 1 + 2  # timeout_s + 2 s, the host alive
+    assert naive_call(fn, solution_str="1", ground_truth="1") == 1.0
 
 
 def test_nested_omegaconf_kwargs_are_made_plain(reward_file):
@@ -209,6 +224,68 @@ def test_reward_router_kwargs_reach_only_plugins_that_take_them(reward_file):
     assert naive_call(functools.partial(plain, **host))["score"] == 1.0
 
 
+HOST_JUDGE = '''
+    def judge(data_source, solution_str, ground_truth, extra_info=None,
+              reward_router_address=None, reward_model_tokenizer=None):
+        return {"score": 1.0, "router": reward_router_address,
+                "tokenizer": getattr(reward_model_tokenizer, "name", None)}
+'''
+
+
+class Tokenizer:
+    """What verl passes as reward_model_tokenizer: an object hashed by identity."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+class UnhashableTokenizer(Tokenizer):
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other):
+        return isinstance(other, Tokenizer) and other.name == self.name
+
+
+def test_equal_host_values_share_one_scorer_whatever_object_carries_them(reward_file, monkeypatch):
+    builds = []
+    real = adapter._build
+    monkeypatch.setattr(adapter, "_build", lambda options, host: builds.append(dict(host)) or real(options, host))
+    judge = verl_wraps({"path": str(reward_file(HOST_JUDGE)), "name": "judge"})
+    for _ in range(3):  # a fresh, equal address string on each call
+        address = "".join(("10.0.0.1", ":8000"))
+        assert naive_call(functools.partial(judge, reward_router_address=address))["router"] == "10.0.0.1:8000"
+    assert builds == [{}, {"reward_router_address": "10.0.0.1:8000"}]
+
+
+@pytest.mark.parametrize("kind", [Tokenizer, UnhashableTokenizer])
+def test_a_host_object_is_held_by_its_key_so_no_other_object_can_take_its_address(kind):
+    tokenizer = kind("first")
+    alive, address = weakref.ref(tokenizer), id(tokenizer)
+    key = adapter._host_key(tokenizer)
+    del tokenizer
+    gc.collect()
+    assert alive() is not None and id(alive()) == address  # the key keeps it: no other object is there
+    assert key == adapter._host_key(alive()) and key != adapter._host_key(kind("first"))
+    del key
+    gc.collect()
+    assert alive() is None  # the key alone held it
+
+
+@pytest.mark.parametrize("kind", [Tokenizer, UnhashableTokenizer])
+def test_each_host_object_is_scored_with_its_own_scorer_after_the_first_is_dropped(reward_file, kind):
+    # Scored in this process: a class of this test module cannot be imported by a worker process.
+    judge = verl_wraps({"path": str(reward_file(HOST_JUDGE)), "name": "judge", **LOCAL})
+    first = kind("first")
+    address = id(first)
+    assert naive_call(functools.partial(judge, reward_model_tokenizer=first))["tokenizer"] == "first"
+    del first
+    gc.collect()
+    others = [kind(f"t{i}") for i in range(2000)]  # objects of its size, made after it was dropped
+    assert address not in {id(o) for o in others}
+    assert [naive_call(functools.partial(judge, reward_model_tokenizer=o))["tokenizer"]
+            for o in others[-3:]] == ["t1997", "t1998", "t1999"]
+
+
 def test_compute_score_pickles_by_reference():
     assert pickle.loads(pickle.dumps(compute_score)) is compute_score
     restored = pickle.loads(pickle.dumps(verl_wraps({"plugin": "exact_match"})))
@@ -271,7 +348,7 @@ def test_batch_entry_raises_naming_the_failed_sample_with_on_error_raise():
 def test_async_entry_is_awaited_by_verl_and_runs_an_async_plugin_concurrently(monkeypatch):
     assert inspect.iscoroutinefunction(compute_score_async)  # verl's reward loop checks this
     assert not inspect.iscoroutinefunction(compute_score)
-    fn = verl_wraps({"plugin": "async_exact", "delay_s": 0.2}, compute_score_async)
+    fn = verl_wraps({"plugin": "async_exact", "delay_s": 0.2, **LOCAL}, compute_score_async)
 
     async def batch():
         return await asyncio.gather(*(naive_call(fn, solution_str=str(i % 2), ground_truth="1")

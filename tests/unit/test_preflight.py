@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from verl_rewards import Scorer
 from verl_rewards.cli.main import main
 from verl_rewards.errors import PluginLoadError, RewardKwargsError
-from verl_rewards.preflight import preflight
+from verl_rewards.preflight import preflight, rekeyed
 from verl_rewards.reference import RewardRef
 
 REWARD = """
@@ -53,6 +55,22 @@ def test_a_composite_names_the_component_whose_kwargs_are_wrong(reward_file):
                "b": {"path": str(path), "weight": 1.0, "kwargs": {"nope": 1}}}
     with pytest.raises(RewardKwargsError, match=r"^reward.rewards.b.kwargs 'nope' not accepted"):
         Scorer.from_config({"rewards": rewards})
+
+
+@pytest.mark.parametrize("component", ["b", "my judge", "v1.kwargs"])
+def test_a_kwargs_error_is_named_again_from_its_fields_whatever_the_component_is_called(reward_file,
+                                                                                       component):
+    path = reward_file(REWARD)
+    rewards = {"a": {"path": str(path)}, component: {"path": str(path), "kwargs": {"nope": 1}}}
+    with pytest.raises(RewardKwargsError) as raised:
+        Scorer.from_config({"rewards": rewards})
+    error = raised.value
+    assert (error.key, error.component) == (f"reward.rewards.{component}.kwargs", component)
+    assert str(error) == f"reward.rewards.{component}.kwargs{error.detail}"
+    again = rekeyed(pickle.loads(pickle.dumps(error)), lambda name: f"rewards[{name!r}].kwargs")
+    assert str(again) == f"rewards[{component!r}].kwargs 'nope' not accepted by reward compute_score " \
+                         f"{error.detail.partition(' compute_score ')[2]}"
+    assert (type(again), again.component) == (RewardKwargsError, component)
 
 
 def test_a_plugin_that_raises_on_import_fails_before_any_worker(make_dist):

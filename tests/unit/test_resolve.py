@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import linecache
 import sys
 import traceback
 
@@ -7,7 +8,7 @@ import pytest
 
 from verl_rewards import RewardRef
 from verl_rewards.errors import PluginLoadError, PluginNotInstalledError, PluginShapeError
-from verl_rewards.resolve import resolve
+from verl_rewards.resolve import register_source, resolve
 
 SHAPES = '''
 import asyncio, threading
@@ -44,6 +45,15 @@ def two_args(a, b):
 
 def strict_kwargs(data_source, solution_str, ground_truth, extra_info=None):
     return 0.0
+
+class _Lazy:
+    @property
+    def __signature__(self):
+        raise TypeError("instances of _Lazy have no signature until configure() is called")
+    def __call__(self, *args):
+        return 0.0
+
+LAZY = _Lazy()
 '''
 
 
@@ -89,6 +99,15 @@ def test_not_callable_target_is_a_shape_error_naming_the_plugin(shapes):
 def test_class_with_uncallable_instances_is_a_shape_error(shapes):
     with pytest.raises(PluginShapeError, match="instances of the class are not callable"):
         resolve(shapes("NotCallable"))
+
+
+def test_a_signature_that_cannot_be_read_is_said_so_whatever_its_message_starts_with(shapes):
+    with pytest.raises(PluginShapeError) as raised:
+        resolve(shapes("LAZY"))
+    assert str(raised.value).endswith(
+        "cannot inspect the target's signature: TypeError: instances of _Lazy have no signature "
+        "until configure() is called")
+    assert type(raised.value.cause) is TypeError
 
 
 def test_signature_that_fits_no_shape_fails_at_load_not_at_call(shapes):
@@ -176,3 +195,19 @@ def test_traceback_points_at_the_original_file_even_after_it_is_deleted(reward_f
     frames = traceback.extract_tb(info.value.__traceback__)
     assert frames[-1].filename == str(path)
     assert frames[-1].line == "raise ValueError('from my reward')"
+
+
+def test_a_file_rewards_carried_source_gives_its_lines_where_the_file_is_gone(reward_file):
+    path = reward_file("def compute_score(a, b, c, d=None):\n    return 1.0\n", "gone.py")
+    ref = RewardRef.from_file(path)
+    path.unlink()
+    linecache.cache.pop(ref.path, None)
+    register_source(ref)
+    assert linecache.getline(ref.path, 2) == "    return 1.0\n"
+
+
+def test_registering_a_plugins_source_leaves_linecache_alone():
+    ref = RewardRef.from_config({"plugin": "exact_match"})
+    before = dict(linecache.cache)
+    register_source(ref)
+    assert linecache.cache == before

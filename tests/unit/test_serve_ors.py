@@ -1,5 +1,5 @@
 """serve/ors: tasks from rows, the session rules, the event stream, the token header, the
-command's --tasks."""
+command's --tasks; the calls' fast paths against the openreward package's own models."""
 
 from __future__ import annotations
 
@@ -31,6 +31,11 @@ def test_a_verl_row_and_a_flat_row_become_tasks():
     assert task_from_row(VERL_ROW) == Task("openai/gsm8k", [{"role": "user", "content": "Q?"}], "72", {"index": 3})
     assert task_from_row({"data_source": "d", "prompt": "Q", "ground_truth": 4}) == Task("d", "Q", 4, None)
     assert task_from_row(VERL_ROW).sample("#### 72").solution_str == "#### 72"
+
+
+def test_a_groups_samples_are_the_tasks_sample_of_each_answer():
+    task = task_from_row(VERL_ROW)
+    assert task.samples(["#### 72", "", "x"]) == [task.sample(a) for a in ["#### 72", "", "x"]]
 
 
 @pytest.mark.parametrize(("row", "message"), [
@@ -129,3 +134,167 @@ def test_serve_tasks_reads_every_split_and_names_a_bad_row(tmp_path):
         load_tasks([str(bad)])
     with pytest.raises(UsageError, match="split 'train' is given twice"):
         load_tasks([str(good), f"train={good}"])
+
+
+# -- the fast paths of the calls: each one agrees with the package's models ----------------
+
+LIMIT = 100  # the service's JSON depth limit (intake.MAX_JSON_DEPTH)
+
+
+def _text(text: object, **extra: object) -> dict:
+    return {"type": "text", "text": text, **extra}
+
+
+def _candidate(*messages: tuple[str, list[dict]], **extra: object) -> dict:
+    return {"messages": [{"role": role, "blocks": blocks} for role, blocks in messages], **extra}
+
+
+PLAIN_BODIES = [
+    {"candidates": [_candidate(("assistant", [_text("#### 72")]))]},
+    {"candidates": [_candidate(("system", [_text("s")]), ("user", [_text("q", detail={"k": [1]})]),
+                               ("assistant", [_text("a"), _text("b")]), ("user", [_text("more")]))],
+     "task_id": None},
+    {"candidates": [_candidate(("user", [_text("no answer")]), metadata={"rollout": 3}),
+                    _candidate(("assistant", [])), {"messages": []}]},
+    {"candidates": [], "task_id": "abc"},
+    {"candidates": [{"messages": [{"role": "assistant", "blocks": [_text("x")], "detail": None}],
+                     "metadata": None}]},
+]
+OTHER_BODIES = [  # valid ones the plain walk leaves to the model, and invalid ones
+    {"candidates": [_candidate(("assistant", [{"type": "reasoning", "text": "hmm"}, _text("#### 72")]))]},
+    {"candidates": [_candidate(("user", [{"type": "image", "data": "AA==", "mimeType": "image/png"}]),
+                               ("assistant", [_text("#### 7")]))]},
+    {"candidates": [_candidate(("assistant", [{"text": "no type"}]))]},
+    {"candidates": [_candidate(("assistant", [_text("x", extra=1)]))]},
+    {"candidates": [_candidate(("tool", [_text("x")]))]},
+    {"candidates": [_candidate(("assistant", [_text(7)]))]},
+    {"candidates": [_candidate(("assistant", [_text("x", detail="d")]))]},
+    {"candidates": [_candidate(("assistant", [_text("x")]), metadata=[1])]},
+    {"candidates": [_candidate(("assistant", [_text("x")]), score=1)]},
+    {"candidates": [{"messages": {"role": "assistant"}}]},
+    {"candidates": [{"metadata": {}}]},
+    {"candidates": "x"},
+    {"candidates": [], "task_id": 5},
+    {"candidates": [], "extra": True},
+    {"task_id": "abc"},
+    [],
+]
+
+
+def test_plain_candidates_are_read_as_the_score_group_model_reads_them():
+    from pydantic import ValidationError
+
+    from verl_rewards.serve.ors.candidates import model_request, plain_answers
+
+    for body in PLAIN_BODIES:
+        assert plain_answers(body, LIMIT) == model_request(body)
+    assert [plain_answers(b, LIMIT).answers for b in PLAIN_BODIES[1:3]] == [["ab"], ["", "", ""]]
+    for body in OTHER_BODIES:  # never read otherwise than the model would: left to it
+        assert plain_answers(body, LIMIT) is None
+        try:
+            model_request(body)
+        except ValidationError:
+            pass
+    assert model_request(OTHER_BODIES[0]).answers == ["#### 72"]  # a reasoning block is not the answer
+
+
+@pytest.mark.parametrize("where", ["metadata", "message detail", "block detail"])
+def test_plain_candidates_refuse_what_nests_past_the_limit_as_the_intake_would(where):
+    from verl_rewards.serve.intake import deeper_than
+    from verl_rewards.serve.ors.candidates import plain_answers
+
+    for depth in range(LIMIT - 9, LIMIT + 3):
+        nested: dict = {}
+        for _ in range(depth - 1):
+            nested = {"k": nested}
+        block = _text("x", detail=nested) if where == "block detail" else _text("x")
+        message = {"role": "assistant", "blocks": [block]}
+        if where == "message detail":
+            message["detail"] = nested
+        candidate = {"messages": [message]}
+        if where == "metadata":
+            candidate["metadata"] = nested
+        body = {"candidates": [candidate]}
+        assert (plain_answers(body, LIMIT) is None) == deeper_than(body, LIMIT), depth
+
+
+def _result(scores, statuses, errors, extra=None):
+    from verl_rewards.results import BatchResult
+
+    return BatchResult(scores, errors, statuses, extra or {}, Provenance("plugin", "gsm8k", "gsm8k (x 1)"))
+
+
+def test_group_answers_are_what_the_package_models_write():
+    from openreward.environments.types import GroupScore, ScoreGroupOutput
+
+    from verl_rewards.serve.ors.answers import group_answer
+    from verl_rewards.serve.ors.environment import group_scores
+
+    result = _result([1.0, 0.0, -1.0, float("nan"), 0.1 + 0.2, 1e-300],
+                     ["ok", "ok", "failed", "ok", "ok", "timeout"],
+                     [None, None, "RuntimeError: b\u00f6se \"quotes\"\n(at f.py:1)", None, None, "took 3 s"])
+    model = ScoreGroupOutput(scores=[GroupScore(**s) for s in group_scores(result)])
+    assert json.loads(group_answer(result)) == json.loads(model.model_dump_json())
+    assert json.loads(group_answer(result))["scores"][3]["reward"] is None  # NaN: null, as pydantic writes it
+
+
+def test_tool_answers_are_what_the_package_models_write():
+    from openreward.environments import TextBlock, ToolOutput
+    from openreward.environments.types import RunToolError, RunToolOutput, RunToolSuccess
+
+    from verl_rewards.serve.ors.answers import tool_answer
+    from verl_rewards.serve.ors.environment import tool_output
+
+    outputs = [tool_output(_result([1.0], ["ok"], [None], {"acc": [True], "pred": ["72"]}), "score", "train", 0),
+               tool_output(_result([-1.0], ["failed"], ["E: x"]), "skip", "test", 2),
+               tool_output(_result([float("inf")], ["ok"], [None], {"v": [float("nan")]}), "score", "train", 1),
+               ToolOutput(blocks=[TextBlock(text="\u00e9\n\"", detail={"a": [1, None]})], metadata=None)]
+    for output in outputs:
+        answer = RunToolOutput(RunToolSuccess(output=output))
+        assert json.loads(tool_answer(answer)) == json.loads(answer.model_dump_json())
+    refused = RunToolOutput(RunToolError(error="'x' is not a valid tool", reason="not_found"))
+    assert tool_answer(refused) == refused.model_dump_json()
+    assert json.loads(tool_answer(RunToolOutput(RunToolSuccess(output=outputs[1]))))["output"]["reward"] is None
+
+
+def test_the_submit_tool_is_inspected_once_and_called_through_the_package():
+    import asyncio
+
+    from openreward.environments import ToolOutput
+    from openreward.environments.session import call_session_tool
+
+    from verl_rewards.serve.ors.environment import RewardEnvironment, SubmitInput, environment_class
+
+    # resolved objects, not the text `from __future__ import annotations` leaves to compile per call
+    assert RewardEnvironment.submit.__annotations__ == {"params": SubmitInput, "return": ToolOutput}
+    seen: list[list] = []
+
+    async def submit_samples(samples):
+        seen.append(samples)
+        return _result([1.0], ["ok"], [None])
+
+    env_cls = environment_class("gsm8k", TaskSet({"train": [Task("d", "Q", "72")]}), submit_samples, "score")
+    assert env_cls.tool_names() == frozenset({"submit"})
+
+    async def episode():
+        env = env_cls(task_spec={"split": "train", "index": 0})
+        return [await call_session_tool(env, None, name, tool_input)
+                for name, tool_input in [("nope", {}), ("submit", {"answr": "1"}),
+                                         ("submit", {"answer": "#### 72"}), ("submit", {"answer": "1"})]]
+
+    unknown, wrong, scored, again = [o.root for o in asyncio.run(episode())]
+    assert (unknown.reason, wrong.reason, again.reason) == ("not_found", "input_validation", "episode_finished")
+    assert scored.output.reward == 1.0 and scored.output.finished
+    assert [s.solution_str for batch in seen for s in batch] == ["#### 72"]
+
+
+def test_startup_objects_are_frozen_out_of_the_collector():
+    import gc
+
+    from verl_rewards.serve.runner import freeze_startup_objects
+
+    try:
+        freeze_startup_objects()
+        assert gc.get_freeze_count() > 1000
+    finally:
+        gc.unfreeze()

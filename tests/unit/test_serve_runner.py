@@ -13,7 +13,7 @@ from verl_rewards.cli.main import main
 from verl_rewards.config import load_config
 from verl_rewards.errors import BindError, ConfigError
 from verl_rewards.samples import as_samples
-from verl_rewards.serve.runner import bind, check_pool
+from verl_rewards.serve.runner import bind, check_pool, describe_pool
 from verl_rewards.serve.settings import ServeSettings
 
 
@@ -52,6 +52,15 @@ def test_the_local_executor_needs_dev_mode_and_ray_does_not():
     with pytest.raises(ConfigError, match="--shared-pool needs reward.executor=ray"):
         check_pool(ServeSettings(dev=True), load_config({"plugin": "exact_match", "executor": "local",
                                                          "share_pool": "cluster"}))
+
+
+def test_the_process_executor_serves_without_dev_but_cannot_be_a_cluster_pool():
+    process = load_config({"plugin": "exact_match", "executor": "process"})
+    check_pool(ServeSettings(), process)
+    assert describe_pool(process) == "process executor, 2 worker processes (this machine)"
+    with pytest.raises(ConfigError, match="--shared-pool needs reward.executor=ray \\(a process executor"):
+        check_pool(ServeSettings(), load_config({"plugin": "exact_match", "executor": "process",
+                                                 "share_pool": "cluster"}))
 
 
 def test_serve_refuses_the_local_executor_without_dev_before_listening(capsys):

@@ -106,14 +106,16 @@ def _uncontained(why: str) -> str:
 
 
 def run_steps(plugin: str, steps: Sequence[Step], timeout_s: float, grace_s: float = GRACE_S,
-              cancel: threading.Event | None = None) -> Answers:
+              cancel: threading.Event | None = None, executor: str = "process") -> Answers:
     """Score ``steps`` for ``plugin`` (``dist:name``) in fresh processes, each step under a
     deadline: its samples' timeouts plus ``grace_s``. ``cancel`` stops at once, killing
-    the process in flight; the steps left are failures."""
+    the process in flight; the steps left are failures. ``executor``: what scores in that
+    process (``process``: a worker it kills at a call's timeout; ``local``: itself, so a
+    call stuck in C is a stuck step); threaded steps always score on ``local``."""
     answers = Answers()
     if not steps:
         return answers
-    worker = _worker(plugin, timeout_s, steps[0].kwargs)
+    worker = _worker(plugin, timeout_s, steps[0].kwargs, executor)
     failed = 0
     try:
         for number, step in enumerate(steps):
@@ -138,10 +140,10 @@ def deadline_s(step: Step, timeout_s: float, grace_s: float = GRACE_S) -> float:
     return len(step.samples) * timeout_s + grace_s
 
 
-def _worker(plugin: str, timeout_s: float, first_kwargs: Mapping[str, Any]) -> JsonLineWorker:
+def _worker(plugin: str, timeout_s: float, first_kwargs: Mapping[str, Any], executor: str) -> JsonLineWorker:
     """The scoring processes of one run: each imports the plugin (and builds its scorer for
     the first step's kwargs) as it starts, within ``STARTUP_S``."""
-    init = {"plugin": plugin, "timeout_s": timeout_s, "kwargs": dict(first_kwargs)}
+    init = {"plugin": plugin, "timeout_s": timeout_s, "kwargs": dict(first_kwargs), "executor": executor}
     return JsonLineWorker("verl_rewards.audit.runner:Steps", init=init, name="the audit's scoring process",
                           startup_timeout_s=STARTUP_S, max_children=1, max_reply_bytes=MAX_ANSWER_BYTES,
                           prefix=containment().prefix, exit_grace_s=EXIT_GRACE_S, stderr_tail_bytes=STDERR_BYTES)

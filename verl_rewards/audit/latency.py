@@ -7,6 +7,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Final
 
+from ..executors.faults import UNINTERRUPTIBLE, WORKER_DIED
 from .records import Finding, Latency, Scored, excerpt
 
 # A call over this share of the timeout times out when the machine is busy.
@@ -39,10 +40,18 @@ def summarize(seconds: Sequence[float], timeout_s: float) -> Latency:
 
 
 def latency_findings(timed: Sequence[tuple[str, Scored]], timeout_s: float) -> list[Finding]:
-    """A finding per probe that timed out or took over half the timeout."""
+    """A finding per probe that timed out, took over half the timeout, or killed the
+    worker process it was scored in (the process executor's ``WorkerDied``)."""
     found = []
     for name, result in timed:
-        if result.status == "timeout":
+        if result.status == "failed" and (result.error or "").startswith(f"{WORKER_DIED}:"):
+            found.append(Finding("latency", name, f"{result.error}: a reward must fail one sample, "
+                                 f"never its process"))
+        elif result.status == "timeout" and UNINTERRUPTIBLE in (result.error or ""):
+            found.append(Finding("latency", name, f"timed out (timeout {timeout_s:g} s) and was stuck "
+                                 f"where the watchdog cannot interrupt it (C code?), so its worker "
+                                 f"process was killed: {FIX}"))
+        elif result.status == "timeout":
             found.append(Finding("latency", name, f"timed out (timeout {timeout_s:g} s): {FIX}"))
         elif result.seconds > SLOW_SHARE * timeout_s:
             found.append(Finding("latency", name, f"took {result.seconds:.2f} s, over "

@@ -5,8 +5,11 @@ Built once per process with the plugin, the timeout and the first step's
 kwargs (the plugin is imported, and its scorer for those kwargs built, as the
 process starts); then each request is a step, a list of samples scored with
 one set of kwargs, once or from several threads at once. Scores through the
-public :class:`~verl_rewards.Scorer` (local executor, the plugin's timeout)
-and answers each step's runs; the answers go out on the child's private copy
+public :class:`~verl_rewards.Scorer` (the job's executor: ``process`` by default,
+one worker, which alone imports the plugin, so a call stuck in C is a timeout and
+its worker replaced, the wait for the replacement not counted in the next call's
+time; threaded steps on ``local``, so the threads share one process; the plugin's
+timeout) and answers each step's runs; the answers go out on the child's private copy
 of stdout, so nothing a reward prints can be read as a result. The auditing
 process kills the process when a step overruns its deadline (a reward stuck
 in C code, which the watchdog cannot interrupt).
@@ -30,7 +33,7 @@ class Steps:
         self._job = job
         self._scorers: dict[str, Any] = {}
         try:
-            _scorer(job, job.get("kwargs", {}), self._scorers)
+            _scorer(job, job.get("kwargs", {}), self._scorers, _executor(job, {}))
         except Exception:  # noqa: BLE001 - the step that uses these kwargs reports it
             pass
 
@@ -41,7 +44,7 @@ class Steps:
 
 def _run_step(job: Mapping[str, Any], step: Mapping[str, Any], scorers: dict[str, Any]) -> dict[str, Any]:
     try:
-        scorer = _scorer(job, step["kwargs"], scorers)
+        scorer = _scorer(job, step["kwargs"], scorers, _executor(job, step))
     except Exception as e:  # noqa: BLE001 - reported to the auditing process
         return {"id": step["id"], "error": f"{type(e).__name__}: {e}"}
     samples = step["samples"]
@@ -52,13 +55,21 @@ def _run_step(job: Mapping[str, Any], step: Mapping[str, Any], scorers: dict[str
     return {"id": step["id"], "runs": runs}
 
 
-def _scorer(job: Mapping[str, Any], kwargs: Mapping[str, Any], scorers: dict[str, Any]) -> Any:
+def _executor(job: Mapping[str, Any], step: Mapping[str, Any]) -> str:
+    """Threads of one step share a process (``local``); otherwise the job's executor."""
+    return "local" if step.get("threads") else str(job.get("executor", "process"))
+
+
+def _scorer(job: Mapping[str, Any], kwargs: Mapping[str, Any], scorers: dict[str, Any],
+            executor: str) -> Any:
     from verl_rewards import Scorer
 
-    key = json.dumps(kwargs, sort_keys=True)
+    key = json.dumps([kwargs, executor], sort_keys=True)
     if key not in scorers:
-        config = {"plugin": job["plugin"], "kwargs": dict(kwargs), "executor": "local",
+        config = {"plugin": job["plugin"], "kwargs": dict(kwargs), "executor": executor,
                   "timeout_s": job["timeout_s"], "on_error": "score"}
+        if executor == "process":  # one worker imports the plugin, not this process too
+            config.update(num_workers=1, workers_only=True)
         scorers[key] = Scorer.from_config(config).start()
     return scorers[key]
 
@@ -66,7 +77,8 @@ def _scorer(job: Mapping[str, Any], kwargs: Mapping[str, Any], scorers: dict[str
 def _score_one(scorer: Any, sample: Mapping[str, Any]) -> dict[str, Any]:
     began = time.perf_counter()
     result = scorer.score([sample])
-    seconds = time.perf_counter() - began
+    # Not the wait for a worker replaced after the call before it (a stuck or crashing reward).
+    seconds = time.perf_counter() - began - result.metrics.get("worker_wait_s", 0.0)
     return {"status": result.statuses[0], "score": result.scores[0], "error": result.errors[0],
             "seconds": seconds}
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from typing import TYPE_CHECKING
 
 from .errors import EXIT_OK
-from .output import emit, note, table
+from .output import emit, say, table
 
 if TYPE_CHECKING:
     from ..discovery import PluginRecord
@@ -39,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     records, broken = scan()
     for dist in broken:
-        note(dist.format())
+        say("note", dist.format())
     if args.json:
         import json
 
@@ -53,10 +52,10 @@ def run(args: argparse.Namespace) -> int:
                 [(r.name, r.dist, r.version, r.target) for r in records]))
     ambiguous = [(n, c) for n, c in sorted(Counter(r.name for r in records).items()) if c > 1]
     if ambiguous:
-        print(file=sys.stderr)  # a blank line between the table and the notes
+        say("line")  # a blank line between the table and the notes
     for name, count in ambiguous:
         choices = ", ".join(r.qualified_name for r in records if r.name == name)
-        note(f"'{name}' is declared by {count} distributions; select one as {choices}")
+        say("note", f"'{name}' is declared by {count} distributions; select one as {choices}")
     return EXIT_OK
 
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from .errors import EXIT_OK
-from .output import emit, note
+from .output import emit, say
 
 NAME = "new"
 HELP = "Scaffold a reward plugin package that installs and passes `check` as generated."
@@ -37,9 +37,9 @@ def run(args: argparse.Namespace) -> int:
     names = scaffold.names_for(args.name)
     taken = scaffold.taken_by(names.plugin)
     if taken:
-        note(f"a plugin named {names.plugin!r} is already installed: {', '.join(taken)}; "
-             f"with both installed, select one as DIST:{names.plugin} "
-             f"(e.g. reward.plugin={names.dist}:{names.plugin})")
+        say("note", f"a plugin named {names.plugin!r} is already installed: {', '.join(taken)}; "
+                    f"with both installed, select one as DIST:{names.plugin} "
+                    f"(e.g. reward.plugin={names.dist}:{names.plugin})")
     directory: Path = args.directory or Path(args.name)
     written = scaffold.write(directory, scaffold.render(names, _requirement()))
     emit(f"created plugin package {names.dist} in {directory}",

@@ -8,13 +8,12 @@ by every ``verl-rewards`` command, so the library is imported only in :func:`run
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .argtypes import column_map, positive_int
 from .errors import EXIT_FAILURE, EXIT_OK, UsageError
-from .output import emit
+from .output import emit, say
 from .reward_section import scorer_from_args as _scorer
 from .rowbase import WriteMode, format_of, is_stdio, label, output_is_input
 from .rows_stdio import claim_stdout
@@ -101,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             score_report.show_error_sources(scorer, tally)
             score_report.show_explanations(tally)
         if tally.all_failed:
-            print(f"verl-rewards: error: {score_report.all_failed(tally)}", file=sys.stderr)
+            say("error", score_report.all_failed(tally))
             return EXIT_FAILURE
     return EXIT_OK
 
@@ -125,6 +124,6 @@ def _say(plan: Plan, *lines: str) -> None:
     """The summary goes to stdout, unless the scored rows do."""
     if is_stdio(plan.target):
         for line in lines:
-            print(line, file=sys.stderr)
+            say("line", line)
     else:
         emit(*lines)

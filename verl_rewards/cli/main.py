@@ -8,7 +8,6 @@ the library lazily, so ``verl-rewards list`` loads no more than discovery.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -16,8 +15,8 @@ from typing import NoReturn
 
 from . import cmd_audit, cmd_check, cmd_list, cmd_new, cmd_score, cmd_serve, cmd_show
 from .errors import EXIT_FAILURE, EXIT_USAGE, exit_code
+from .output import PROG, emit, flush_all, say
 
-PROG = "verl-rewards"
 COMMANDS: tuple[ModuleType, ...] = (cmd_list, cmd_show, cmd_check, cmd_score, cmd_new, cmd_audit, cmd_serve)
 _NAMES = frozenset(module.NAME for module in COMMANDS)
 _NO_LIBRARY = frozenset({cmd_list.NAME, cmd_new.NAME})  # commands that score nothing, so log nothing
@@ -41,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI on ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:  # no command: say which there are, not just that one is required
-        build_parser().print_help(sys.stderr)
+        say("line", build_parser().format_help().rstrip("\n"))
         return EXIT_USAGE
     # Building every subparser costs about as much as `list`'s own work: when
     # the command is the first argument, build only that one.
@@ -84,12 +83,10 @@ def _exit_despite_stray_threads(code: int) -> None:
     import os
 
     names = ", ".join(sorted(t.name for t in stray))
-    print(f"{PROG}: warning: exiting with {len(stray)} thread(s) still running, started by "
-          f"the reward and never ended: {names}", file=sys.stderr)
+    say("warning", f"exiting with {len(stray)} thread(s) still running, started by the reward "
+                   f"and never ended: {names}")
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
+    flush_all()
     os._exit(code)
 
 
@@ -156,7 +153,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.run(args))
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        say("interrupted")
         return 130
     except BrokenPipeError:  # `verl-rewards list | head`: stop quietly
         _silence_stdout()
@@ -173,16 +170,16 @@ def _report(error: Exception, verbose: bool) -> int:
 
         from ..frames import format_frames, parse_location
 
-        traceback.print_exception(error, file=sys.stderr)
+        say("line", "".join(traceback.format_exception(error)).rstrip("\n"))
         frame = parse_location(str(error))
         if frame is not None:  # the reward's own line, which ran in another frame or process
-            print("in the reward's code:", *format_frames([frame]), sep="\n", file=sys.stderr)
+            say("line", "\n".join(["in the reward's code:", *format_frames([frame])]))
     message = " ".join(str(error).split())  # one line, even for a YAML parser's message
     if isinstance(error, VerlRewardsError):
-        print(f"{PROG}: error: {message}", file=sys.stderr)
+        say("error", message)
     else:
         hint = "" if verbose else " (run with --verbose for the traceback)"
-        print(f"{PROG}: error: {type(error).__name__}: {message}{hint}", file=sys.stderr)
+        say("error", f"{type(error).__name__}: {message}{hint}")
     return exit_code(error)
 
 
@@ -207,5 +204,5 @@ class _VersionAction(argparse.Action):
                  values: object, option_string: str | None = None) -> NoReturn:
         from .. import __version__
 
-        print(f"{PROG} {__version__}")
+        emit(f"{PROG} {__version__}")
         parser.exit()

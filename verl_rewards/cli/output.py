@@ -1,4 +1,6 @@
-"""Small text helpers shared by the subcommands (stdout is looked up per call)."""
+"""The CLI's one output channel: results to stdout (:func:`emit`), every message to
+stderr (:func:`say`), the program name added here alone. Streams are looked up per
+call, so a captured or redirected stream is honoured."""
 
 from __future__ import annotations
 
@@ -7,19 +9,44 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
+
+PROG = "verl-rewards"
+
+# What a message is decides how it looks (pypa/build's ``log(message, kind=...)``):
+# the program's own errors, warnings and interruptions carry its name; a note, one
+# sample's error in a listing and a plain line (a summary, a frame) do not.
+Kind = Literal["error", "warning", "interrupted", "note", "sample_error", "line"]
+_HEADS: Mapping[Kind, str] = {
+    "error": f"{PROG}: error",
+    "warning": f"{PROG}: warning",
+    "interrupted": f"{PROG}: interrupted",
+    "note": "note",
+    "sample_error": "error",
+    "line": "",
+}
 
 
 def emit(*lines: str) -> None:
-    """Print ``lines`` to stdout."""
+    """Print ``lines`` to stdout: what the command produces (a table, JSON, a summary)."""
     for line in lines:
         print(line, file=sys.stdout)
 
 
-def note(message: str) -> None:
-    """Print a one-line note to stderr (kept out of machine-readable stdout)."""
-    print(f"note: {message}", file=sys.stderr)
+def say(kind: Kind, text: str = "") -> None:
+    """Print one message to stderr, kept out of machine-readable stdout, looking as its
+    ``kind`` does (``say("error", "bad")`` -> ``verl-rewards: error: bad``)."""
+    print(": ".join(part for part in (_HEADS[kind], text) if part), file=sys.stderr, flush=True)
+
+
+def progress_bar(total: int | None, desc: str, show: bool) -> Any:
+    """A tqdm progress bar on stderr, drawn only when ``show`` and stderr is a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="sample", file=sys.stderr, disable=not (show and sys.stderr.isatty()),
+                dynamic_ncols=True, desc=desc)
 
 
 def show_library_logs() -> None:
@@ -30,8 +57,7 @@ def show_library_logs() -> None:
     class StderrHandler(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             try:
-                print(f"verl-rewards: {record.levelname.lower()}: {self.format(record)}",
-                      file=sys.stderr, flush=True)
+                say("error" if record.levelno >= logging.ERROR else "warning", self.format(record))
             except Exception:  # noqa: BLE001 - logging's own contract: never raise from emit
                 self.handleError(record)
 
@@ -70,7 +96,7 @@ def captured() -> Iterator[Captured]:
     file descriptors 1 and 2, so C extensions, progress bars and log handlers too)
     and the warnings it raises; the result is filled in when the block ends."""
     result = Captured()
-    _flush_all()
+    flush_all()
     with tempfile.TemporaryFile() as sink, warnings.catch_warnings(record=True) as caught:
         saved = _redirect_fds(sink.fileno())
         stream = open(sink.fileno(), "w", buffering=1, encoding="utf-8",
@@ -79,7 +105,7 @@ def captured() -> Iterator[Captured]:
             try:
                 yield result
             finally:
-                _flush_all()
+                flush_all()
                 stream.close()
                 _restore_fds(saved)
         sink.seek(0)
@@ -88,7 +114,7 @@ def captured() -> Iterator[Captured]:
                             for w in caught)
 
 
-def _flush_all() -> None:
+def flush_all() -> None:
     for stream in {id(s): s for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)
                    if s is not None}.values():
         with contextlib.suppress(Exception):

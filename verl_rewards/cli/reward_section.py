@@ -14,24 +14,30 @@ if TYPE_CHECKING:
 def scorer_from_args(config: Path | None, overrides: Sequence[str]) -> Scorer:
     """The scorer the config selects; a config error says whether the file or the
     overrides brought it."""
+    from ..config import read_section
     from ..errors import ConfigError
     from ..scorer import Scorer
 
+    if config is not None:
+        read_section(config)  # the file's own errors (missing, unparsable, no mapping) name it
     try:
         return Scorer.from_config(config, overrides)
     except ConfigError as e:
-        if config is None or str(config) in str(e):  # parse errors name the file already
+        if config is None:
             raise
-        raise ConfigError(f"{e} ({_source_of(e, config)}{_section_hint(config)})") from e
+        raise ConfigError(f"{e} ({_source_of(e, config, overrides)}{_section_hint(config)})") from e
 
 
-def _source_of(error: Exception, config: Path) -> str:
-    """Whether ``config`` alone has ``error``, or the overrides brought it."""
-    from ..config import load_config
+def _source_of(error: Exception, config: Path, overrides: Sequence[str]) -> str:
+    """Whether ``config`` alone has ``error`` (there are no overrides, or the file
+    alone fails the same way), or the overrides brought it."""
     from ..errors import ConfigError
+    from ..scorer import Scorer
 
+    if not overrides:
+        return f"in config file {config}"
     try:
-        load_config(config)
+        Scorer.from_config(config)  # validates and inspects; starts nothing
     except ConfigError as alone:
         if str(alone) == str(error):
             return f"in config file {config}"

@@ -20,13 +20,13 @@ import contextlib
 import json
 import os
 import shutil
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..wire import plain
 from .errors import InputError, OutputError, UsageError
+from .output import say
 from .rowbase import NEEDS_PYARROW, Batch, WriteMode, noted, too_few_rows
 
 _PRODUCED_KEY = b"verl_rewards.produced"  # schema metadata: the columns scoring added
@@ -219,7 +219,7 @@ class ParquetSink:
         try:
             merge.run()
         except OutputError as e:
-            print(f"note: {e}", file=sys.stderr)
+            say("note", str(e))
 
 
 def _readable_rows(pq: Any, path: Path) -> int:

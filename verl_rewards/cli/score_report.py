@@ -4,11 +4,11 @@ the first rows' ``explanation`` (a reward's own words on a sample's score)."""
 
 from __future__ import annotations
 
-import linecache
-import sys
-
 from ..frames import format_frames, parse_location
+from ..resolve import register_source
 from ..scorer import Scorer
+from ..spec import RewardSpec, refs_of
+from .output import say
 from .score_stream import Tally
 
 
@@ -56,11 +56,11 @@ def show_error_sources(scorer: Scorer, tally: Tally) -> None:
     """--verbose: each distinct error's frame in the reward's code, with its source line."""
     register_file_sources(scorer.ref)
     for error in tally.errors:
-        print(f"error: {error}", file=sys.stderr)
+        say("sample_error", error)
         frame = parse_location(error)
         if frame is not None:
             for line in format_frames([frame]):
-                print(line, file=sys.stderr)
+                say("line", line)
 
 
 def show_explanations(tally: Tally, limit: int = 2000) -> None:
@@ -68,15 +68,13 @@ def show_explanations(tally: Tally, limit: int = 2000) -> None:
     (code_exec: why a test did not pass), each cut to ``limit`` characters."""
     for row, text in tally.explanations:
         shown = text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
-        print(f"row {row}: explanation:", file=sys.stderr)
+        say("line", f"row {row}: explanation:")
         for line in shown.splitlines():
-            print(f"  {line}", file=sys.stderr)
+            say("line", f"  {line}")
 
 
-def register_file_sources(spec: object) -> None:
-    """A file reward's source travels in its reference: show its lines even if the file is gone."""
-    refs = getattr(spec, "refs", None) or (spec,)  # a composite's components
-    for ref in refs:
-        path, source = getattr(ref, "path", None), getattr(ref, "source", None)
-        if isinstance(path, str) and isinstance(source, str):
-            linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+def register_file_sources(spec: RewardSpec) -> None:
+    """Show each file reward's lines (its source travels in its reference) even if the file
+    is gone or the reward was scored in another process."""
+    for ref in refs_of(spec):
+        register_source(ref)

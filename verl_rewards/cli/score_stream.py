@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import math
 import signal
-import sys
 import threading
 import time
 from collections import Counter
@@ -26,6 +25,7 @@ from ..scorer import Scorer
 from . import runrecord
 from .claim import claimed
 from .errors import InputError, UsageError
+from .output import progress_bar, say
 from .rowbase import Sink, WriteMode, is_stdio, label, too_few_rows
 from .rowio import last_row, open_sink, read_batches
 from .rowsamples import ADDED, Expanded, chunks, expand_batch
@@ -131,7 +131,7 @@ def _run(scorer: Scorer, plan: Plan) -> Tally:
         if isinstance(e, ExecutorError) and started:  # the executor gave up: what is written stays
             raise ExecutorError(f"{e}; {_kept(plan, tally)}") from e
         if isinstance(e, KeyboardInterrupt):
-            print(f"verl-rewards: interrupted: {_kept(plan, tally)}", file=sys.stderr)
+            say("interrupted", _kept(plan, tally))
         raise
     sink.close()
     return tally
@@ -304,12 +304,8 @@ def _not_there(row: dict[str, Any], path: str, field: str) -> str:
 
 
 def _progress(scorer: Scorer, plan: Plan, total: int | None, kept: int) -> Any:
-    from tqdm import tqdm
-
-    show = plan.progress and sys.stderr.isatty()
-    return tqdm(total=None if total is None else max(total - kept, 0), unit="sample",
-                file=sys.stderr, disable=not show, dynamic_ncols=True,
-                desc=scorer.provenance.name)
+    return progress_bar(None if total is None else max(total - kept, 0), scorer.provenance.name,
+                        plan.progress)
 
 
 def _score_batch(

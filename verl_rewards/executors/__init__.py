@@ -1,5 +1,6 @@
-"""Executors score a batch of samples: ``local`` in-process, ``ray`` on actors, a
-shared pool's client (``share_pool``), or a service (``remote_url``).
+"""Executors score a batch of samples: ``local`` in-process, ``process`` on local
+worker processes, ``ray`` on actors, a shared pool's client (``share_pool``), or a
+service (``remote_url``).
 
 Only this package knows Ray (``ray_*.py`` and ``shared_pool.py`` import it).
 """
@@ -42,6 +43,10 @@ def make_executor(spec: RewardSpec, config: RewardConfig, info: RewardInfo) -> E
         from .local import LocalExecutor
 
         return LocalExecutor(spec, config)
+    if config.executor == "process":
+        from .process_pool import ProcessExecutor
+
+        return ProcessExecutor(spec, config)
     if config.share_pool:
         from .shared_pool import SharedPoolExecutor
 

@@ -33,6 +33,10 @@ CHUNKS_PER_WORKER = 4
 GRACE_S = 1.0  # past a call's allowance before it counts as stuck
 
 Stuck = int | Literal["unknown"]  # the stuck sample's batch index, or no single culprit
+# In the error of a sample whose call was stopped only by killing its worker (readers
+# such as the audit tell it from a timeout the call itself gave in to).
+UNINTERRUPTIBLE = "in code Python could not interrupt"
+WORKER_DIED = "WorkerDied"  # the error type of a sample failed for the worker deaths it caused
 
 
 @dataclass(frozen=True)
@@ -63,8 +67,10 @@ def plan_chunks(n: int, workers: int, chunk_size: int | None = None) -> list[Chu
 
 def after_death(
     chunk: Chunk, unfinished: Sequence[int], crashes: Mapping[int, int], max_sample_crashes: int,
+    how: str | None = None,
 ) -> Verdict:
-    """The worker running ``chunk`` died with ``unfinished`` samples not received."""
+    """The worker running ``chunk`` died with ``unfinished`` samples not received
+    (``how``, when known: "it was killed by signal 11 (SIGSEGV)")."""
     if not unfinished:
         return Verdict()
     if not chunk.precise:  # the culprit is among the unfinished: find it exactly
@@ -79,8 +85,9 @@ def after_death(
     if count >= max_sample_crashes:
         settled[culprit] = Outcome(
             None, None,
-            f"WorkerDied: the reward worker process died while scoring this sample "
-            f"({count} time{'s' if count > 1 else ''}); not retried again", "failed",
+            f"{WORKER_DIED}: the reward worker process died while scoring this sample "
+            f"({count} time{'s' if count > 1 else ''}); not retried again{f'; {how}' if how else ''}",
+            "failed",
         )
     else:  # re-run alone: a second death confirms the culprit
         requeue.append(Chunk((culprit,), precise=True))
@@ -98,7 +105,7 @@ def after_stall(chunk: Chunk, unfinished: Sequence[int], stuck: Stuck, timeout_s
     # In precise mode the worker runs one sample at a time, each only after the
     # one before was taken: the stuck one is the first not received.
     culprit = unfinished[0] if stuck == "unknown" else stuck
-    message = f"exceeded timeout_s={timeout_s:g} in code Python could not interrupt; worker replaced"
+    message = f"exceeded timeout_s={timeout_s:g} {UNINTERRUPTIBLE}; worker replaced"
     rest = (i for i in unfinished if i != culprit)
     return Verdict(tuple(Chunk(tuple(run)) for run in contiguous_runs(rest)),
                    {culprit: timeout_outcome(message)})

@@ -4,7 +4,9 @@ The reward is resolved, called and closed on that thread (:class:`.runner.Runner
 while the caller waits: so a call that no interrupt can end (it catches them all,
 or is stuck in C) fails the run after its time limit and ``watchdog.HARD_GRACE_S``
 instead of hanging it, and a Ctrl-C of the caller is never mistaken for the
-reward's own ``KeyboardInterrupt``.
+reward's own ``KeyboardInterrupt``. Such a call goes on in its thread (holding
+the GIL, if it is stuck in C with it, it stops the whole process): only a process
+can be killed, which is what the ``process`` executor (:mod:`.process_pool`) does.
 """
 
 from __future__ import annotations
@@ -113,7 +115,9 @@ class LocalExecutor:
                     f"and the local executor's {watchdog.HARD_GRACE_S:g} s grace: it goes on "
                     f"through the interrupts the time limit raises (code that catches them, such "
                     f"as a bare `except:`, or a call stuck in C). The local executor cannot stop "
-                    f"such a call and has left it running in a background thread; only the Ray "
-                    f"executor (reward.executor=ray) can kill it, by replacing its worker process")
+                    f"such a call and has left it running in a background thread. The process "
+                    f"executor (reward.executor=process, the adapters' default) kills it with its "
+                    f"worker process on this machine; across a cluster, only the Ray executor "
+                    f"(reward.executor=ray) can kill it, by replacing its worker process")
 
         return message

@@ -1,43 +1,32 @@
 """The Ray actor that scores: resolves the reward once, then streams a chunk's
 outcomes back as they are produced.
 
-Streaming is what makes a crash cheap: when the process dies, the driver
-keeps every outcome it already received and re-runs only the rest. In
-``precise`` mode the actor sends one sample at a time and waits until the
-driver has taken it (Ray's generator back-pressure), so a death is pinned on
-exactly the sample that was running.
+Streaming is what makes a crash cheap (:mod:`.chunks`, which every pool's
+worker runs): when the process dies, the driver keeps every outcome it already
+received and re-runs only the rest. In ``precise`` mode the actor sends one
+sample at a time and waits until the driver has taken it (Ray's generator
+back-pressure), so a death is pinned on exactly the sample that was running.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import time
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 import ray
 import ray.cloudpickle
 
-from ..dispatch import LoadedComposite, LoadedSpec, loaded_rewards, resolve_spec, score_spec
+from ..dispatch import loaded_rewards, resolve_spec
 from ..errors import PluginLoadError, PluginNotInstalledError
 from ..limits import Limits, longest
-from ..outcomes import Outcome
 from ..samples import Sample
 from ..spec import RewardSpec, refs_of
 from ..watchdog import Progress
+from .chunks import Piece, score_chunk
 
-FLUSH_S = 0.05  # how much scoring a normal-mode piece holds: bounds what a crash re-runs
-_FIRST_PIECE = 8
-_MAX_PIECE = 128  # and at most this many samples: bounds the precise re-run after a crash
-
-
-class Piece(NamedTuple):
-    """Outcomes for a run of a chunk's samples, from ``offset`` in the chunk."""
-
-    offset: int
-    outcomes: list[Outcome]
-    rss_mb: float  # the worker's resident memory after producing them
+__all__ = ["Piece", "RewardWorker", "on_node"]
 
 
 class RewardWorker:
@@ -74,17 +63,8 @@ class RewardWorker:
         """Score one chunk (``first_index``: its first sample's index in the batch),
         yielding :class:`Piece` records as they are produced."""
         loaded = resolve_spec(self._spec)
-        size = 1 if precise else _FIRST_PIECE if _per_sample(loaded) else len(samples)
-        offset = 0
-        while offset < len(samples):
-            began = time.monotonic()
-            part = samples[offset:offset + size]
-            outcomes = score_spec(loaded, part, self._limits, first_index=first_index + offset,
-                                  progress=self._progress)
-            yield Piece(offset, portable(outcomes), rss_mb())
-            offset += len(part)
-            if not precise:
-                size = _next_size(size, time.monotonic() - began)
+        yield from score_chunk(loaded, samples, self._limits, first_index, precise, self._progress,
+                               _dumps)
 
     def shutdown(self) -> None:
         """Close class rewards resolved in this worker (their ``close()``), before the pool kills it."""
@@ -109,49 +89,5 @@ def on_node(error: PluginLoadError, node: str) -> PluginLoadError:
     return located
 
 
-def portable(outcomes: list[Outcome]) -> list[Outcome]:
-    """``outcomes``, with any whose extra values cannot be pickled (a lock, a
-    socket) turned into that sample's failure, so the rest still reach the driver."""
-    if all(o.extra is None for o in outcomes):
-        return outcomes
-    try:  # the C pickler first: fast, and what it takes Ray's cloudpickle takes too
-        pickle.dumps([o.extra for o in outcomes], protocol=pickle.HIGHEST_PROTOCOL)
-        return outcomes
-    except Exception:  # find the samples at fault, one by one, as Ray will send them
-        return [_portable_one(o) for o in outcomes]
-
-
-def _portable_one(outcome: Outcome) -> Outcome:
-    for key, value in (outcome.extra or {}).items():
-        try:
-            ray.cloudpickle.dumps(value)  # type: ignore[no-untyped-call]
-        except Exception as e:
-            return Outcome(None, None, f"RewardValueError: extra value {key!r} ({type(value).__name__}) "
-                                       f"cannot be sent from the worker: {type(e).__name__}: {e}"[:500],
-                           "failed")
-    return outcome
-
-
-def rss_mb() -> float:
-    """This process's resident memory in MiB (0.0 where /proc is not available)."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            resident_pages = int(f.read().split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0.0
-    return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def _per_sample(loaded: LoadedSpec) -> bool:
-    """Whether each sample is its own call (sync sample rewards), so a chunk can
-    be cut anywhere; batch and async calls cover the whole chunk."""
-    parts = loaded.loaded.values() if isinstance(loaded, LoadedComposite) else (loaded,)
-    return all(p.shape == "sample" and not p.is_async for p in parts)
-
-
-def _next_size(size: int, elapsed_s: float) -> int:
-    """The next piece's size, aiming at ``FLUSH_S`` of work (at most doubling)."""
-    if elapsed_s <= 0:
-        return min(_MAX_PIECE, size * 2)
-    return max(1, min(_MAX_PIECE, size * 2, int(size * FLUSH_S / elapsed_s)))
-
+def _dumps(value: Any) -> bytes:
+    return ray.cloudpickle.dumps(value)  # type: ignore[no-any-return,no-untyped-call]

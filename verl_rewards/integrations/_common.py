@@ -5,8 +5,10 @@ Every adapter builds a reward section (a plugin, a file, or ``rewards`` +
 ``route``, with the section's options) and turns it into a :class:`Scorer`
 with :meth:`Scorer.from_config` (validation, preflight and inspection, as
 for the CLI and the trainer) once per process, then scores through it.
-Adapters default to ``executor: local`` (they run inside their host's own
-workers); a section's own ``executor`` wins.
+Adapters default to ``executor: process``: the reward runs in a small pool of
+worker processes beside the host's own (no Ray), so a reward that swallows its
+timeout, blocks in C or kills its process costs one sample, never the host's
+run. A section's own ``executor`` wins (``local`` scores in the host's process).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import atexit
 import json
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -28,7 +31,7 @@ __all__ = ["ADAPTER_DEFAULTS", "OnError", "ProcessCache", "logger", "plain", "sc
            "score_each", "scorer_from_section", "selection_key", "started"]
 
 # Merged under an adapter's section: the keys it leaves unset.
-ADAPTER_DEFAULTS: Mapping[str, Any] = {"executor": "local"}
+ADAPTER_DEFAULTS: Mapping[str, Any] = {"executor": "process"}
 
 logger = logging.getLogger("verl_rewards.integrations")
 
@@ -101,14 +104,21 @@ def plain(value: Any) -> Any:
 
 
 def started(scorer: Scorer) -> Scorer:
-    """``scorer``, started, and closed when the process exits."""
+    """``scorer``, started, and closed when the process exits. Only a weak reference is
+    kept for that: a scorer its cache forgets is collected, and its workers with it."""
     scorer.start()
-    atexit.register(scorer.close)
+    atexit.register(_close_at_exit, weakref.ref(scorer))
     return scorer
 
 
+def _close_at_exit(ref: weakref.ref[Scorer]) -> None:
+    scorer = ref()
+    if scorer is not None:
+        scorer.close()
+
+
 def scorer_from_section(section: Mapping[str, Any]) -> Scorer:
-    """Validate ``section`` (``executor: local`` unless it says otherwise), inspect its
+    """Validate ``section`` (``executor: process`` unless it says otherwise), inspect its
     reward and start a scorer for it."""
     return started(Scorer.from_config(plain(section), defaults=ADAPTER_DEFAULTS))
 

@@ -70,7 +70,7 @@ def section_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     from ..config import read_section
 
     # The file's own keys only: a key it leaves out keeps the adapters' default
-    # (executor: local), not the trainer's (executor: ray).
+    # (executor: process), not the trainer's (executor: ray).
     return read_section(config)  # a YAML file (a whole trainer config's `reward:` too)
 
 

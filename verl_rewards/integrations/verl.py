@@ -34,7 +34,7 @@ module-level function of a real module and pickles by reference. See
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 # Absolute imports: verl may also load this file by path, outside its package.
@@ -186,8 +186,35 @@ def _entry(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:
     if not accepted:
         return entry
     # A GenRM-style reward takes verl's router address and tokenizer as kwargs.
-    host_key = (key, tuple(sorted((k, id(v)) for k, v in accepted.items())))
+    host_key = (key, tuple(sorted((k, _host_key(v)) for k, v in accepted.items())))
     return _entries.get(host_key, lambda: _build(reward_kwargs, accepted))
+
+
+def _host_key(value: object) -> Hashable:
+    """A host kwarg in a cache key, held by the key itself: a hashable value by type and
+    value (an address string), anything else by identity. Held, the object stays alive
+    while its key is cached, so no later object can come back at its address and find
+    its scorer (or its remembered config error), as an ``id()`` key would allow."""
+    try:
+        hash(value)
+    except TypeError:
+        return _Held(value)
+    return (type(value), value)
+
+
+class _Held:
+    """An unhashable object compared and hashed by identity (and kept alive by its holder)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Held) and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
 
 
 def _build(reward_kwargs: Mapping[str, Any], host: Mapping[str, Any]) -> _Entry:

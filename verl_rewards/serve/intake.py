@@ -95,8 +95,11 @@ def admit(request: web.Request) -> Held:
     return request.app[BUDGET].hold(limit if length is None or encoded else length)
 
 
-async def read_json(request: web.Request, held: Held, allow_empty: bool = False) -> Any:
-    """The body (admitted by :func:`admit`) as JSON; ``allow_empty``: no body is ``None``."""
+async def read_json(request: web.Request, held: Held, allow_empty: bool = False,
+                    depth_checked_by_caller: bool = False) -> Any:
+    """The body (admitted by :func:`admit`) as JSON; ``allow_empty``: no body is ``None``.
+    Its depth is checked here (:func:`check_depth`) unless the caller checks it in its own
+    walk over the body, before anything else uses it."""
     raw = await _read_body(request, request.app[SETTINGS].max_body_bytes)
     held.resize(len(raw))
     if allow_empty and not raw.strip():
@@ -108,9 +111,15 @@ async def read_json(request: web.Request, held: Held, allow_empty: bool = False)
     except (UnicodeDecodeError, ValueError) as e:
         raise BadRequest(400, f"the body is not valid JSON: {e}") from None
     del raw
+    if not depth_checked_by_caller:
+        check_depth(value)
+    return value
+
+
+def check_depth(value: Any) -> None:
+    """A 400 when the JSON ``value`` nests deeper than :data:`MAX_JSON_DEPTH`."""
     if deeper_than(value, MAX_JSON_DEPTH):
         raise BadRequest(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
-    return value
 
 
 async def _read_body(request: web.Request, limit: int) -> bytearray:
@@ -128,13 +137,19 @@ async def _read_body(request: web.Request, limit: int) -> bytearray:
 
 
 def deeper_than(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests objects or arrays more than ``limit`` deep (iterative:
-    the check itself cannot overflow the stack)."""
-    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
-    while stack:
-        item, depth = stack.pop()
+    """Whether ``value`` (JSON data as :func:`json.loads` gives it) nests objects or
+    arrays more than ``limit`` deep. Iterative, so the check itself cannot overflow the
+    stack, and level by level with exact type tests: it runs over every request body."""
+    level = [value] if type(value) is dict or type(value) is list else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > limit:
             return True
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+        inner = []
+        for item in level:
+            for child in item.values() if type(item) is dict else item:
+                if type(child) is dict or type(child) is list:
+                    inner.append(child)
+        level = inner
     return False

@@ -25,10 +25,10 @@ by data source: the section is ``rewards: {plugin: <the plugin, weight 1>,
 probe: <the file>}`` with ``route: {<probe data source>: probe, "*": plugin}``,
 so every example reaches the plugin unchanged. Examples that declare kwargs
 run in a section of their own, without probes; examples with ``extra_info``
-are not run in OpenRLHF, which passes a reward only labels. Every adapter scores in the
-calling process (``executor: local``, the verl manager included), so the kit
-needs no Ray; a hang in C is bounded only by ``executor: ray``, which the kit
-does not exercise.
+are not run in OpenRLHF, which passes a reward only labels. Every adapter scores on
+its default, worker processes beside the caller (``executor: process``), and the
+verl manager in the calling process (``executor: local``), so the kit needs no
+Ray; its hang probe is a Python loop, which every executor bounds.
 """
 
 from __future__ import annotations

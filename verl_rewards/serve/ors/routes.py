@@ -15,8 +15,9 @@ stream.
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, NamedTuple, TypeVar
 
 from aiohttp import web
@@ -27,15 +28,25 @@ from openreward.environments.types import (
     GetTaskRange,
     ListTasks,
     NumTasks,
-    ScoreGroup,
-    ScoreGroupOutput,
 )
 from pydantic import BaseModel, ValidationError
 
 from ... import __version__
 from ...config import OnError
 from ...errors import BadRequest, ServiceStopping
-from ..intake import DRAINING, METRICS, ORS_INFO, SETTINGS, admit, read_json, submit_samples
+from ..intake import (
+    DRAINING,
+    MAX_JSON_DEPTH,
+    METRICS,
+    ORS_INFO,
+    SETTINGS,
+    admit,
+    check_depth,
+    read_json,
+    submit_samples,
+)
+from .answers import group_answer, tool_answer
+from .candidates import GroupRequest, model_request, plain_answers
 from .environment import QUEUED, RewardEnvironment, environment_class
 from .sessions import Session, Sessions
 from .sse import PING_S, one_event, stream
@@ -44,6 +55,7 @@ from .tasks import TaskSet, spec_location, task_spec
 SESSION_TTL_S = 900.0  # the ORS convention: a session unused for 15 minutes is closed
 REAP_EVERY_S = 30.0
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -143,10 +155,21 @@ def _session(request: web.Request) -> Session:
 
 
 async def _body(request: web.Request, model: type[M], what: str) -> M:
+    return _parsed(await _json_body(request), model.model_validate, what)
+
+
+async def _json_body(request: web.Request) -> Any:
+    """The body, admitted and read by the service's intake; no body is ``{}``."""
     with admit(request) as held:
         body = await read_json(request, held, allow_empty=True)
+    return {} if body is None else body
+
+
+def _parsed(body: Any, parse: Callable[[Any], T], what: str) -> T:
+    """``parse(body)``; a 422 naming the first few fields at fault when the protocol's
+    model refuses it."""
     try:
-        return model.model_validate({} if body is None else body)
+        return parse(body)
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'the body'}: {err['msg']}"
                              for err in e.errors()[:5])
@@ -274,23 +297,34 @@ async def _call(request: web.Request) -> web.StreamResponse:
         return await _resume(request, session, body.task_id)
 
     async def run() -> str:
-        output = await call_session_tool(session.env, None, body.name, body.input)
-        return str(output.model_dump_json())
+        return tool_answer(await call_session_tool(session.env, None, body.name, body.input))
 
     return await _stream_new(request, session, run)
 
 
 async def _score_group(request: web.Request) -> web.StreamResponse:
     session = _session(request)
-    body = await _body(request, ScoreGroup, "score_group")
-    if body.task_id is not None:
-        return await _resume(request, session, body.task_id)
+    group = await _group_body(request)
+    if group.task_id is not None:
+        return await _resume(request, session, group.task_id)
 
     async def run() -> str:
-        scores = await session.env.score_group(list(body.candidates))
-        return str(ScoreGroupOutput(scores=scores).model_dump_json())
+        return group_answer(await session.env.score_answers(group.answers))
 
     return await _stream_new(request, session, run)
+
+
+async def _group_body(request: web.Request) -> GroupRequest:
+    """``score_group``'s request: read straight from its JSON when it is plain, else by the
+    package's model; its depth checked either way (in the plain walk, or here)."""
+    with admit(request) as held:
+        body = await read_json(request, held, allow_empty=True, depth_checked_by_caller=True)
+    body = {} if body is None else body
+    plain = plain_answers(body, MAX_JSON_DEPTH)
+    if plain is not None:
+        return plain
+    check_depth(body)
+    return _parsed(body, model_request, "score_group")
 
 
 async def _resume(request: web.Request, session: Session, task_id: str) -> web.StreamResponse:
@@ -301,28 +335,45 @@ async def _resume(request: web.Request, session: Session, task_id: str) -> web.S
 
 
 async def _stream_new(request: web.Request, session: Session,
-                      run: Callable[[], Awaitable[str]]) -> web.StreamResponse:
+                      run: Callable[[], Coroutine[Any, Any, str]]) -> web.StreamResponse:
     work = await _started(run)
-    task_id = uuid.uuid4().hex
+    task_id = _call_id()
     session.remember(task_id, work)
     return await stream(request, task_id, work)
 
 
-async def _started(run: Callable[[], Awaitable[str]]) -> asyncio.Future[str]:
+def _call_id() -> str:
+    """A call's ``task_id``: 128 random bits, from Python's generator. It names a call
+    only within its session (which the client names too), so it need not be secret, and
+    ``uuid4``'s ``os.urandom`` releases the GIL: with the scoring thread busy, each
+    call's event loop then waited out a switch interval (5 ms) to get it back."""
+    return f"{random.getrandbits(128):032x}"
+
+
+async def _started(run: Callable[[], Coroutine[Any, Any, str]]) -> asyncio.Future[str]:
     """``run`` started; raised here (an HTTP status) when it failed before queueing its
-    samples. Waits until it queued them, finished, or a ping interval passed."""
-    queued = asyncio.Event()
-    token = QUEUED.set(queued.set)
+    samples. Waits until it queued them, finished, or a ping interval passed (one future
+    and a timer: this is on every call's path)."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[bool] = loop.create_future()  # its result: whether run queued
+
+    def settle(queued: bool) -> None:
+        if not ready.done():
+            ready.set_result(queued)
+
+    token = QUEUED.set(lambda: settle(True))
     try:
-        work: asyncio.Future[str] = asyncio.ensure_future(run())
+        work = loop.create_task(run())
     finally:
         QUEUED.reset(token)
-    signal: asyncio.Future[Any] = asyncio.ensure_future(queued.wait())
+    work.add_done_callback(lambda _: settle(False))
+    timer = loop.call_later(PING_S, settle, False)
     try:
-        await asyncio.wait({work, signal}, timeout=PING_S, return_when=asyncio.FIRST_COMPLETED)
+        queued = await ready
     finally:
-        signal.cancel()
-    error = work.exception() if work.done() and not queued.is_set() else None
+        timer.cancel()
+    error = work.exception() if work.done() and not queued else None
     if error is not None:
         raise error
     return work
+

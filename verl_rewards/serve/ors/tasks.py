@@ -35,6 +35,11 @@ class Task(NamedTuple):
         """The sample that scores ``answer`` to this task."""
         return Sample(self.data_source, answer, self.ground_truth, self.extra_info, self.prompt)
 
+    def samples(self, answers: Sequence[str]) -> list[Sample]:
+        """:meth:`sample` for each of ``answers`` (a group's: one comprehension, no call each)."""
+        source, truth, extra, prompt = self.data_source, self.ground_truth, self.extra_info, self.prompt
+        return [Sample(source, answer, truth, extra, prompt) for answer in answers]
+
 
 @dataclass(frozen=True)
 class TaskSet:
