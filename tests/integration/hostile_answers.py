@@ -181,8 +181,8 @@ CASES: Mapping[str, Case] = MappingProxyType({
                           warm="\\boxed{\\frac{63}{400}}"),
     "code_exec": Case("code_exec", _row("apps", _TWO_TESTS),
                       lambda t: f"```python\n{t}\n```", warm="```python\nprint(sum(map(int, input().split())))\n```"),
-    "ifeval strict": Case("ifeval", _row("ifeval", IFEVAL_ROW)),
-    "ifeval loose, partial": Case("ifeval", _row("ifeval", IFEVAL_ROW), kwargs={"mode": "loose", "partial": True},
+    "ifeval strict": Case("ifeval", _row("ifeval", dict(IFEVAL_ROW))),  # a dict: the process executor pickles it
+    "ifeval loose, partial": Case("ifeval", _row("ifeval", dict(IFEVAL_ROW)), kwargs={"mode": "loose", "partial": True},
                                   wrong=None),
     "qa_em": Case("qa_em", _row("searchR1_nq", _QA), _answer, warm="<answer>Paris</answer>"),
     "qa_f1": Case("qa_f1", _row("searchR1_nq", _QA), _answer, wrong=None, warm="<answer>Paris</answer>"),
