@@ -58,7 +58,7 @@ def supervise(name: str, timeout_s: float, hang_s: float, shape: str) -> list[di
     skip: set[str] = set()
     while True:
         proc = subprocess.Popen([sys.executable, __file__, "--worker", name, "--timeout-s", str(timeout_s),
-                                 "--shape", shape, *sum((["--skip", s] for s in skip), [])],
+                                 "--shape", shape, *[arg for s in skip for arg in ("--skip", s)]],
                                 stdout=subprocess.PIPE, text=True)
         assert proc.stdout is not None
         selector = selectors.DefaultSelector()

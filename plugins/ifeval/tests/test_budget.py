@@ -23,7 +23,7 @@ def test_the_checks_stop_once_only_the_margin_is_left() -> None:
     with deadline_of(30.0, started=time.monotonic() - 29.8), budget.checks_bounded():
         budget.check()  # 0.2 s left, of which the checks may use 0.15
         time.sleep(0.2)
-        with pytest.raises(budget.OutOfTime, match="^late: the checks were stopped 0.05 s before the reward"):
+        with pytest.raises(budget.OutOfTime, match=r"^late: the checks were stopped 0\.05 s before the reward"):
             budget.check()
 
 

@@ -25,7 +25,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-
 # "key=value"; a key starts a word, so a long word without "=" is tried once, not from each of its
 # characters (a megabyte of "x" took the server quadratic time, holding the GIL of the process
 # that scores against it).
