@@ -39,7 +39,7 @@ the reward's verdict comes back before its sample would count as a timeout.
 child has used ``cpu_s`` seconds of CPU time on it (read from ``/proc`` every
 :data:`CPU_POLL_S`): a budget that a loaded machine does not shrink, so the
 same answer gets the same verdict under load, with ``timeout_s`` as the wall
-clock's outer bound.
+clock's outer bound (:meth:`JsonLineWorker.evaluate_on_cpu` for a model's answer).
 
 The children die with the process that started them (:func:`exit_with_parent`:
 the kernel's parent-death signal, which holds in a C call too), are started by
@@ -519,7 +519,6 @@ class Evaluation(NamedTuple):
 
     reply: Any = None
     cut: ChildError | None = None
-    cpu_used_s: float = 0.0  # the child's CPU time on it, when the request had a CPU budget
 
     @property
     def why(self) -> str:
@@ -626,19 +625,27 @@ class JsonLineWorker:
             raise error
         return frame.get("reply"), used
 
-    def evaluate(self, payload: Any, timeout_s: float, *, cpu_s: float | None = None) -> Evaluation:
+    def evaluate(self, payload: Any, timeout_s: float) -> Evaluation:
         """:meth:`request` for a model's answer: the reply, or the error that cut it short
-        (the answer's fault: a 0, with the reason), and the CPU time the child used on it
-        when ``cpu_s`` bounds that. A child that could not start in time is not the
-        answer's fault: that ``ChildError`` is raised (the sample fails)."""
+        (the answer's fault: a 0, with the reason). A child that could not start in time
+        is not the answer's fault: that ``ChildError`` is raised (the sample fails)."""
+        return self._evaluate(payload, timeout_s, None)[0]
+
+    def evaluate_on_cpu(self, payload: Any, cpu_s: float, timeout_s: float) -> tuple[Evaluation, float]:
+        """:meth:`evaluate` within ``cpu_s`` seconds of the child's CPU time (and ``timeout_s``
+        of wall-clock time), and the CPU seconds the child used on it: a budget that a loaded
+        machine does not shrink, so an answer's verdict does not depend on the load."""
+        return self._evaluate(payload, timeout_s, cpu_s)
+
+    def _evaluate(self, payload: Any, timeout_s: float, cpu_s: float | None) -> tuple[Evaluation, float]:
         try:
             reply, used = self._request(payload, timeout_s, None, cpu_s)
-            return Evaluation(reply, cpu_used_s=used)
+            return Evaluation(reply), used
         except ChildError as e:
             if e.starting:
                 raise
             logger.debug("%s", e)
-            return Evaluation(cut=e, cpu_used_s=e.cpu_used_s)
+            return Evaluation(cut=e), e.cpu_used_s
 
     def start(self) -> bool:
         """Have one child ready now (started if none is, within ``startup_timeout_s`` and the

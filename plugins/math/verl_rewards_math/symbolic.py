@@ -114,9 +114,9 @@ def ask(payload: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
         if cuts is not None:
             cuts.append("late")
         return None
-    evaluation = _worker.evaluate(payload, wall_s, cpu_s=timeout_s)
+    evaluation, used = _worker.evaluate_on_cpu(payload, timeout_s, wall_s)
     if budget is not None:
-        budget._used = (budget._used or 0.0) + evaluation.cpu_used_s
+        budget._used = (budget._used or 0.0) + used
     if evaluation.cut is not None and cuts is not None:
         cuts.append(evaluation.cut.reason)
     answer: dict[str, Any] | None = evaluation.reply
