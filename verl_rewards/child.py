@@ -35,6 +35,11 @@ answer gets the same verdict whether or not a child had to start first.
 Inside a scored reward call the whole request also ends
 :data:`RETURN_MARGIN_S` before :func:`verl_rewards.time_left` runs out, so
 the reward's verdict comes back before its sample would count as a timeout.
+``request(payload, timeout_s, cpu_s=...)`` also ends the request once the
+child has used ``cpu_s`` seconds of CPU time on it (read from ``/proc`` every
+:data:`CPU_POLL_S`): a budget that a loaded machine does not shrink, so the
+same answer gets the same verdict under load, with ``timeout_s`` as the wall
+clock's outer bound (:meth:`JsonLineWorker.evaluate_on_cpu` for a model's answer).
 
 The children die with the process that started them (:func:`exit_with_parent`:
 the kernel's parent-death signal, which holds in a C call too), are started by
@@ -89,9 +94,11 @@ EXIT_GRACE_S: Final = 5.0  # a child whose replies ended should have exited by t
 STOP_GRACE_S: Final = 10.0  # for a launch prefix (unshare) to exit once what it runs is killed
 REAP_TIMEOUT_S: Final = 30.0
 CANCEL_POLL_S: Final = 0.25
+CPU_POLL_S: Final = 0.05  # how often a request with a CPU budget reads its child's CPU time
 TAIL_BYTES: Final = 2000
 MAX_ERROR_CHARS: Final = 1000
 _PR_SET_PDEATHSIG: Final = 1
+_CLOCK_TICKS: Final = os.sysconf("SC_CLK_TCK")
 _BOOT: Final = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
                 "from verl_rewards.child import serve; serve()")
 
@@ -347,13 +354,14 @@ class _Child:
             data = data[written:]
 
     def read_line(self, deadline: float, cancel: threading.Event | None, what: _Failing,
-                  limit: int) -> bytes:
+                  limit: int, cpu_by: float | None = None) -> bytes:
+        """One reply line; ``cpu_by``: the child's CPU time (:meth:`cpu_s`) that ends the wait too."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         while (end := self.buffer.find(b"\n")) < 0:
             if len(self.buffer) > limit:
                 raise what.error("oversized", f"a reply longer than {limit} bytes")
-            self._wait_for(self._readable, deadline, cancel, what)
+            self._wait_for(self._readable, deadline, cancel, what, None if cpu_by is None else (self, cpu_by))
             chunk = os.read(fd, 65536)
             if not chunk:
                 raise what.ended(self, deadline)
@@ -365,16 +373,31 @@ class _Child:
         return line
 
     @staticmethod
-    def _wait_for(poller: select.poll, deadline: float, cancel: threading.Event | None, what: _Failing) -> None:
+    def _wait_for(poller: select.poll, deadline: float, cancel: threading.Event | None, what: _Failing,
+                  cpu: tuple[_Child, float] | None = None) -> None:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise what.late()
             if cancel is not None and cancel.is_set():
                 raise what.error("cancelled", "the wait was cancelled")
+            if cpu is not None and cpu[0].cpu_s() >= cpu[1]:
+                raise what.error("late", f"no answer within {what.cpu_budget_s:g} s of CPU time")
             step = min(left, CANCEL_POLL_S) if cancel is not None else left
+            if cpu is not None:
+                step = min(step, CPU_POLL_S)
             if poller.poll(math.ceil(step * 1000)):
                 return
+
+    def cpu_s(self) -> float:
+        """The CPU time (user and system, all threads) the child has used so far; 0 when it
+        cannot be read (it is gone: its wait ends by its pipe)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
 
     def alive(self) -> bool:
         """Still running (looked at without reaping it: its group id stays ours to signal)."""
@@ -469,6 +492,7 @@ class _Failing:
     def __init__(self, worker: str, doing: str, bound: str, exit_grace_s: float, starting: bool = False) -> None:
         self.worker, self.doing, self.bound, self.exit_grace_s = worker, doing, bound, exit_grace_s
         self.starting = starting
+        self.cpu_budget_s = 0.0
 
     def error(self, reason: str, detail: str, returncode: int | None = None, last_words: str = "") -> ChildError:
         return ChildError(self.worker, reason, f"{detail} ({self.doing})", returncode, last_words, self.starting)
@@ -507,7 +531,11 @@ class JsonLineWorker:
     once per child and called with each request), answering one request each at a time.
 
     ``max_children`` children at most run at once (a request waits for one, within its
-    start bound, beyond that); ``memory_bytes`` caps each child's address space;
+    start bound, beyond that); ``spares`` more are kept started and idle, in the
+    background, once requests come: a child killed for a late answer is then replaced at
+    once, instead of its replacement's start (1-5 s for SymPy or reasoning-gym) being
+    waited for by the next request, which could run out of time and fail. Each costs
+    the memory of one more child. ``memory_bytes`` caps each child's address space;
     ``prefix`` is a command the child runs under (e.g. ``unshare --pid --fork
     --kill-child``: killing the child then kills what it runs first, and the prefix
     is given ``STOP_GRACE_S`` to exit). ``name`` names the worker in errors, which quote the
@@ -515,16 +543,19 @@ class JsonLineWorker:
     """
 
     def __init__(self, handler: str, *, init: Any = None, name: str | None = None,
-                 startup_timeout_s: float = STARTUP_TIMEOUT_S, max_children: int = 4,
+                 startup_timeout_s: float = STARTUP_TIMEOUT_S, max_children: int = 4, spares: int = 0,
                  max_reply_bytes: int = MAX_REPLY_BYTES, memory_bytes: int | None = None,
                  prefix: Sequence[str] = (), exit_grace_s: float = EXIT_GRACE_S,
                  stderr_tail_bytes: int = TAIL_BYTES) -> None:
         if max_children < 1:
             raise ValueError(f"max_children must be at least 1, not {max_children}")
+        if spares < 0:
+            raise ValueError(f"spares must be at least 0, not {spares}")
         self.handler = handler
         self.name = name or f"child {handler}"
         self.startup_timeout_s = startup_timeout_s
         self.max_children = max_children
+        self.spares = spares
         self.max_reply_bytes = max_reply_bytes
         self.exit_grace_s = exit_grace_s
         self.stderr_tail_bytes = stderr_tail_bytes
@@ -542,13 +573,24 @@ class JsonLineWorker:
         self._claims = 0  # requests waiting for a warming replacement
         self._generation = 0
 
-    def request(self, payload: Any, timeout_s: float, *, cancel: threading.Event | None = None) -> Any:
+    def request(self, payload: Any, timeout_s: float, *, cancel: threading.Event | None = None,
+                cpu_s: float | None = None) -> Any:
         """The handler's reply to ``payload``; ``ChildError`` when there is none in time.
 
         ``timeout_s`` is the handler's time once a ready child has the request; getting
         one is bounded by ``startup_timeout_s`` instead, and everything by the reward
-        call's :func:`~verl_rewards.time_left` less ``RETURN_MARGIN_S``. ``cancel`` ends
-        the wait at once (``ChildError`` ``cancelled``; the child is killed)."""
+        call's :func:`~verl_rewards.time_left` less ``RETURN_MARGIN_S``. ``cpu_s``, when
+        given, also ends it once the child has used that much CPU time on it (a bound a
+        loaded machine does not shrink; not for a worker with a launch ``prefix``, whose
+        process is the prefix). ``cancel`` ends the wait at once (``ChildError``
+        ``cancelled``; the child is killed)."""
+        return self._request(payload, timeout_s, cancel, cpu_s)[0]
+
+    def _request(self, payload: Any, timeout_s: float, cancel: threading.Event | None,
+                 cpu_s: float | None) -> tuple[Any, float]:
+        """(the reply, the CPU seconds the child used on it: 0 unless ``cpu_s`` was given)."""
+        if cpu_s is not None and self._prefix:
+            raise ValueError(f"{self.name}: cpu_s needs a worker without a launch prefix")
         began = time.monotonic()
         body = json.dumps(payload)  # not JSON: a TypeError or ValueError for the caller, no child harmed
         limit, why = _call_limit(began)
@@ -557,34 +599,53 @@ class JsonLineWorker:
         start_by = min(began + self.startup_timeout_s, limit)
         child = self._acquire(start_by, cancel, self._bound(start_by, limit, f"within {self.startup_timeout_s:g} s",
                                                             why))
+        self._top_up()
         answer_by = min(time.monotonic() + timeout_s, limit)
         failing = _Failing(self.name, "answering a request", self._bound(answer_by, limit, f"within {timeout_s:g} s",
                                                                         why), self.exit_grace_s)
+        cpu_at = child.cpu_s() if cpu_s is not None else 0.0
+        if cpu_s is not None:
+            failing.cpu_budget_s = cpu_s
         try:
             child.last_id += 1
             child.send(f'{{"id": {child.last_id}, "request": {body}}}', answer_by, cancel, failing)
-            frame = self._frame(child, answer_by, cancel, failing)
-        except BaseException:
+            frame = self._frame(child, answer_by, cancel, failing, None if cpu_s is None else cpu_at + cpu_s)
+        except BaseException as e:
             # Late, dead, cancelled, or the calling thread interrupted (a SampleTimeout):
             # its answer may still come, and must never be read as the next request's.
+            if isinstance(e, ChildError) and cpu_s is not None:
+                e.cpu_used_s = max(0.0, child.cpu_s() - cpu_at) or cpu_s
             self._discard(child)
             raise
+        used = max(0.0, child.cpu_s() - cpu_at) if cpu_s is not None else 0.0
         self._release(child)
         if "error" in frame:
-            raise failing.error("raised", f"the handler raised {frame['error']}")
-        return frame.get("reply")
+            error = failing.error("raised", f"the handler raised {frame['error']}")
+            error.cpu_used_s = used
+            raise error
+        return frame.get("reply"), used
 
     def evaluate(self, payload: Any, timeout_s: float) -> Evaluation:
         """:meth:`request` for a model's answer: the reply, or the error that cut it short
         (the answer's fault: a 0, with the reason). A child that could not start in time
         is not the answer's fault: that ``ChildError`` is raised (the sample fails)."""
+        return self._evaluate(payload, timeout_s, None)[0]
+
+    def evaluate_on_cpu(self, payload: Any, cpu_s: float, timeout_s: float) -> tuple[Evaluation, float]:
+        """:meth:`evaluate` within ``cpu_s`` seconds of the child's CPU time (and ``timeout_s``
+        of wall-clock time), and the CPU seconds the child used on it: a budget that a loaded
+        machine does not shrink, so an answer's verdict does not depend on the load."""
+        return self._evaluate(payload, timeout_s, cpu_s)
+
+    def _evaluate(self, payload: Any, timeout_s: float, cpu_s: float | None) -> tuple[Evaluation, float]:
         try:
-            return Evaluation(self.request(payload, timeout_s))
+            reply, used = self._request(payload, timeout_s, None, cpu_s)
+            return Evaluation(reply), used
         except ChildError as e:
             if e.starting:
                 raise
             logger.debug("%s", e)
-            return Evaluation(cut=e)
+            return Evaluation(cut=e), e.cpu_used_s
 
     def start(self) -> bool:
         """Have one child ready now (started if none is, within ``startup_timeout_s`` and the
@@ -612,8 +673,8 @@ class JsonLineWorker:
             child.kill(wait=True)
 
     def _frame(self, child: _Child, deadline: float, cancel: threading.Event | None,
-               failing: _Failing) -> dict[str, Any]:
-        line = child.read_line(deadline, cancel, failing, self.max_reply_bytes)
+               failing: _Failing, cpu_by: float | None = None) -> dict[str, Any]:
+        line = child.read_line(deadline, cancel, failing, self.max_reply_bytes, cpu_by)
         try:
             frame = json.loads(line)
         except ValueError:
@@ -719,6 +780,21 @@ class JsonLineWorker:
         child.kill(wait=False)
         if replace:
             threading.Thread(target=self._warm, args=(child.generation,), name="child-warm", daemon=True).start()
+        self._top_up()
+
+    def _top_up(self) -> None:
+        """Start children in the background until ``spares`` are idle or on their way, no idle
+        one spoken for by a waiting request (within ``max_children + spares`` in all)."""
+        with self._changed:
+            coming = len(self._idle) + self._warming - self._claims
+            alive = len(self._busy) + len(self._idle) + self._starting + self._warming
+            more = min(self.spares - coming, self.max_children + self.spares - alive)
+            if more <= 0:
+                return
+            self._warming += more
+            generation = self._generation
+        for _ in range(more):
+            threading.Thread(target=self._warm, args=(generation,), name="child-warm", daemon=True).start()
 
     def _warm(self, generation: int) -> None:
         """Start a replacement in the background, so the next request finds it ready."""

@@ -187,7 +187,8 @@ class ChildError(VerlRewardsError):
     ``cancelled``); the child, unless the handler only raised, was killed and is replaced.
 
     ``starting``: it happened while a child started. ``returncode`` and ``last_words``
-    (the end of its stderr) are set when it died."""
+    (the end of its stderr) are set when it died; ``cpu_used_s``, the child's CPU time
+    on the request, when the request had a CPU budget."""
 
     def __init__(self, worker: str, reason: str, detail: str, returncode: int | None = None,
                  last_words: str = "", starting: bool = False) -> None:
@@ -197,6 +198,7 @@ class ChildError(VerlRewardsError):
         self.returncode = returncode
         self.last_words = last_words
         self.starting = starting
+        self.cpu_used_s = 0.0
         super().__init__(f"{worker}: {reason}: {detail}")
 
 

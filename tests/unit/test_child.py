@@ -280,6 +280,65 @@ def test_threads_each_get_a_child_and_a_full_pool_waits_within_the_start_bound(h
         worker.close()
 
 
+def test_a_spare_takes_over_at_once_from_a_child_killed_for_a_late_answer(handlers: str) -> None:
+    """A start of 2 s (SymPy's, reasoning-gym's take 1-5 s) would be waited for by the request after
+    a late one, which a short reward call cannot afford; a spare, started while the first request
+    ran, is ready instead."""
+    before = _children()
+    worker = JsonLineWorker(handlers, init={"start_s": 2.0}, spares=1)
+    try:
+        first = worker.request({"op": "sleep", "s": 5.0}, 30.0)  # the spare starts meanwhile
+        assert first == "slept" and len(_children() - before) == 2
+        with pytest.raises(ChildError, match="late"):
+            worker.request({"op": "sleep", "s": 60}, 0.5)
+        began = time.monotonic()
+        with deadline_of(1.5):
+            assert worker.request({"op": "echo"}, 1.0)["echo"] == {"op": "echo"}
+        assert time.monotonic() - began < 1.0  # no start waited for
+        deadline = time.monotonic() + 10  # and a new spare is on its way behind it
+        while len(_children() - before) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_children() - before) == 2
+    finally:
+        worker.close()
+    assert not any(not _gone(pid, 5.0) for pid in _children() - before)
+
+
+def test_spares_stay_within_max_children_and_refuse_a_negative_count(handlers: str) -> None:
+    with pytest.raises(ValueError, match="spares must be at least 0, not -1"):
+        JsonLineWorker(handlers, spares=-1)
+    before = _children()
+    worker = JsonLineWorker(handlers, max_children=1, spares=2)
+    try:
+        for _ in range(3):
+            assert worker.request({"op": "echo"}, 30.0)["echo"] == {"op": "echo"}
+        time.sleep(2.0)  # the spares' starts
+        assert len(_children() - before) == 3  # one in use (now idle) and two spares: never more
+    finally:
+        worker.close()
+
+
+def test_a_cpu_budget_ends_a_computing_child_and_charges_no_wall_clock_wait(worker: JsonLineWorker) -> None:
+    """A CPU budget is what the child computes, not how long the machine takes to let it:
+    a 1.5 s sleep fits a 0.3 s budget; a C call holding the GIL is cut once it used its 0.5 s."""
+    assert worker.start()
+    slept, used = worker.evaluate_on_cpu({"op": "sleep", "s": 1.5}, 0.3, 30.0)
+    assert slept == ("slept", None) and used < 0.3
+    began = time.monotonic()
+    cut, used = worker.evaluate_on_cpu({"op": "gil"}, 0.5, 30.0)
+    assert cut.cut is not None and cut.cut.reason == "late"
+    assert "no answer within 0.5 s of CPU time" in cut.cut.detail
+    assert used >= 0.5 and cut.cut.cpu_used_s == used
+    assert time.monotonic() - began < 20.0  # the 30 s wall bound did not end it
+    assert worker.request({"op": "echo"}, 30.0, cpu_s=5.0)["echo"] == {"op": "echo"}  # a replacement
+
+
+def test_a_cpu_budget_needs_a_worker_without_a_launch_prefix(handlers: str) -> None:
+    worker = JsonLineWorker(handlers, prefix=("env",), name="prefixed")
+    with pytest.raises(ValueError, match="prefixed: cpu_s needs a worker without a launch prefix"):
+        worker.request({"op": "echo"}, 5.0, cpu_s=1.0)
+
+
 def test_a_cancelled_wait_ends_at_once(worker: JsonLineWorker) -> None:
     assert worker.start()
     cancel = threading.Event()

@@ -40,7 +40,8 @@ class Verdict(NamedTuple):
 
 
 _worker = JsonLineWorker("verl_rewards_format.correctness:MathVerifyCheck", name="verl-rewards-format's "
-                         "math-verify child", memory_bytes=MEMORY_BYTES)
+                         "math-verify child", memory_bytes=MEMORY_BYTES,
+                         spares=1)  # a child killed for a late answer is replaced at once
 
 
 def ensure_started() -> bool:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import numpy as np
 import pytest
 from verl_rewards_ifeval.ground_truth import GroundTruthError
 from verl_rewards_ifeval.reward import compute_score, response_variants
+
+from verl_rewards import Scorer
 
 # IFEval's row 1000, its word count lowered to fit a short response.
 ROW = {
@@ -162,3 +165,19 @@ def test_unknown_mode_or_partial_is_refused() -> None:
         score(GOOD, mode="lenient")
     with pytest.raises(ValueError, match="partial must be true or false, not 'yes'"):
         score(GOOD, partial="yes")
+
+
+def test_a_megabyte_of_sentence_boundaries_is_a_zero_within_a_short_time_limit() -> None:
+    """Punkt takes 10-25 us per boundary: 1 MB of '. ' outlasts a 4 s limit (before: a timeout,
+    which on_error=skip drops). Its checks stop first: an ok 0, saying why."""
+    truth = {"instruction_id_list": ["length_constraints:number_sentences", "punctuation:no_comma"],
+             "kwargs": [{"num_sentences": 3, "relation": "at least"}, {}]}
+    with Scorer.from_config({"plugin": "ifeval", "timeout_s": 4.0, "executor": "local"}) as scorer:
+        began = time.monotonic()
+        result = scorer.score([{"data_source": "ifeval", "solution_str": ". " * (1 << 19), "ground_truth": truth}])
+        seconds = time.monotonic() - began
+    assert (result.statuses, result.scores) == (["ok"], [0.0]), result.errors
+    assert result.extra_info["check_error"][0].startswith("late: the checks were stopped 1 s before")
+    assert result.extra_info["check_error"][0].endswith("(0 of 2 instructions checked)")
+    assert result.extra_info["followed"] == ["0,0"]
+    assert seconds < 4.0

@@ -7,11 +7,15 @@ tokenizer against nltk loading the same model through its own ``punkt_tab`` read
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 from nltk import redos
 from nltk.tokenize.punkt import PunktSentenceTokenizer
+from verl_rewards_ifeval import budget
 from verl_rewards_ifeval.sentences import clear_caches, count_sentences, english_parameters, split_sentences
+
+from verl_rewards.limits import deadline_of
 
 
 @pytest.mark.parametrize(("text", "sentences"), [
@@ -76,3 +80,22 @@ def test_a_long_response_is_split_where_nltks_wall_clock_guard_would_raise(monke
         _plain_punkt().tokenize(text)
     clear_caches()
     assert count_sentences(text) == 20_000
+
+
+def test_a_pass_out_of_time_stops_at_a_candidate_and_caches_nothing() -> None:
+    text = "It works. " * 2_000
+    clear_caches()
+    with deadline_of(10.0, started=time.monotonic() - 10.0), budget.checks_bounded():
+        with pytest.raises(budget.OutOfTime):
+            count_sentences(text)
+    assert count_sentences(text) == 2_000  # the stopped pass left no partial spans behind
+
+
+def test_sentences_are_nltks_plain_punkt_where_closing_marks_follow_boundaries() -> None:
+    """The realignment of closing punctuation runs nltk's own pattern without its timer."""
+    plain = _plain_punkt()
+    rng = random.Random(3)
+    pieces = ["A", "b", ".", "?", "!", " ", "\n", '"', "'", ")", "]", "}", "”", "’", "«", "»", "--", "-", "x."]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 24)))
+        assert split_sentences(text) == plain.tokenize(text), repr(text)

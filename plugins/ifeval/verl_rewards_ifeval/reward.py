@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from verl_rewards.metadata import Example, reward
-from verl_rewards_ifeval import language
+from verl_rewards_ifeval import budget, language
 from verl_rewards_ifeval.ground_truth import Instruction, parse_ground_truth
 
 # Loaded when the reward is resolved (once per process), not inside the first sample's timeout.
@@ -34,8 +34,14 @@ def response_variants(response: str, mode: Mode) -> tuple[str, ...]:
 
 
 def followed(instruction: Instruction, variants: Sequence[str]) -> bool:
-    """Whether any non-blank variant follows the instruction (a blank response follows none)."""
-    return any(text.strip() and instruction.kind.check(text, instruction.kwargs) for text in variants)
+    """Whether any non-blank variant follows the instruction (a blank response follows none).
+
+    Inside a :func:`budget.checks_bounded` block, ``budget.OutOfTime`` when its time is up."""
+    for text in variants:
+        budget.check()
+        if text.strip() and instruction.kind.check(text, instruction.kwargs):
+            return True
+    return False
 
 
 _ROW = {
@@ -96,7 +102,13 @@ def compute_score(
         raise ValueError(f"partial must be true or false, not {partial!r}")
     instructions = parse_ground_truth(ground_truth)
     variants = response_variants(solution_str, mode)
-    verdicts = [followed(instruction, variants) for instruction in instructions]
+    verdicts: list[bool] = []
+    with budget.checks_bounded():
+        try:
+            for instruction in instructions:
+                verdicts.append(followed(instruction, variants))
+        except budget.OutOfTime as e:
+            return _unfinished(verdicts, len(instructions), str(e))
     hits = sum(verdicts)
     score = hits / len(verdicts) if partial else float(hits == len(verdicts))
     return {
@@ -104,4 +116,16 @@ def compute_score(
         "followed": ",".join("1" if verdict else "0" for verdict in verdicts),
         "instructions_followed": hits,
         "instructions_total": len(verdicts),
+    }
+
+
+def _unfinished(verdicts: list[bool], total: int, why: str) -> dict[str, Any]:
+    """The answer's 0 when its checks ran out of time: those not reached count as not followed."""
+    shown = verdicts + [False] * (total - len(verdicts))
+    return {
+        "score": 0.0,
+        "followed": ",".join("1" if verdict else "0" for verdict in shown),
+        "instructions_followed": sum(verdicts),
+        "instructions_total": total,
+        "check_error": f"{why} ({len(verdicts)} of {total} instructions checked)",
     }

@@ -194,3 +194,59 @@ def test_every_translated_function_is_known_to_the_worker() -> None:
 def test_math_verify_installed_is_looked_up_once() -> None:
     assert symbolic.math_verify_installed() is symbolic.math_verify_installed()
     assert symbolic.math_verify_installed.cache_info().hits >= 1  # type: ignore[attr-defined]
+
+
+def _stopped_for(seconds: float) -> threading.Thread:
+    """Stop every idle symbolic child (SIGSTOP) now and let it go on after ``seconds``: a
+    machine too loaded to run it for that long."""
+    import contextlib
+    import os
+    import signal
+
+    assert symbolic.ensure_started()
+    deadline = time.monotonic() + 60  # the spare's start, so no child appears after the stop
+    while symbolic._worker._warming and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pids = [child.proc.pid for child in symbolic._worker._idle]
+    assert pids
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+
+    def resume() -> None:
+        time.sleep(seconds)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):  # killed meanwhile, for being late
+                os.kill(pid, signal.SIGCONT)
+
+    thread = threading.Thread(target=resume)
+    thread.start()
+    return thread
+
+
+def test_a_verdict_does_not_depend_on_the_load_of_the_machine() -> None:
+    """Math-Verify's case flaked under load with a 2 s wall-clock deadline (math-verify needs
+    0.1-0.7 s of CPU on it). Its budget is CPU time: a child not run for 3 s is not charged."""
+    gold = "$F_n = \\sum_{k=0}^{n-1} F_k F_{n-k-1}$"
+    pred = "$F_n = \\sum_{k=0}^{n-1} F_{n-k-1} F_k$"
+    assert symbolic.ensure_started()
+    resumed = _stopped_for(3.0)
+    try:
+        verdict = compute_score("peer", f"\\boxed{{{pred}}}", gold)
+    finally:
+        resumed.join()
+    assert (verdict["acc"], verdict["match"]) == (True, "math_verify")
+
+
+def test_a_hostile_answer_is_cut_after_its_cpu_budget_and_within_its_wall_clock_bound() -> None:
+    assert symbolic.ensure_started()
+    began = time.monotonic()
+    verdict = compute_score("peer", "\\boxed{9^{9^{9^{9}}}}", "5", timeout_s=0.5)
+    assert (verdict["acc"], verdict["match"]) == (False, "undecided")
+    assert time.monotonic() - began < 0.5 * symbolic.WALL_PER_CPU + 1.0
+    resumed = _stopped_for(4.0)  # and a child that is not run at all is cut at the wall-clock bound
+    budget = symbolic.Budget(0.5)
+    try:
+        assert budget.run(lambda seconds: symbolic.sympy_equal("2", "1+1", seconds)) is None
+        assert time.monotonic() - budget.wall_by < 1.0
+    finally:
+        resumed.join()

@@ -66,13 +66,13 @@ def final_answer(text: str) -> str | None:
     found = boxes(text)
     if not found or found[-1][2] != last or text[found[-1][1] :].find("\\boxed") >= 0:
         return last
-    parts = [found[-1]]
+    parts = [found[-1]]  # from the last box back (appended: inserting at the front is quadratic)
     for box in reversed(found[:-1]):
-        gap = text[box[1] : parts[0][0]]
+        gap = text[box[1] : parts[-1][0]]
         if _CONNECTOR.fullmatch(gap) is None:
             break
-        parts.insert(0, box)
-    return ", ".join(part[2] for part in parts)
+        parts.append(box)
+    return ", ".join(part[2] for part in reversed(parts))
 
 
 def closing_brace(text: str, open_at: int) -> int | None:

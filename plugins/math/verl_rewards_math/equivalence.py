@@ -16,10 +16,12 @@ a check that cannot be overturned gives a final "wrong".
    rounds to, ``i`` as the imaginary unit), or it could not decide;
 5. SymPy (``symbolic``), item by item for collections.
 
-Checks 4 and 5 share one deadline, ``Options.timeout_s``, which starts once
-the symbolic child is running: its start (or restart after a timeout) is never
-charged to an answer. Both run in a child process killed at that deadline (or
-when the reward call's time runs out): an answer whose checks were cut short
+Checks 4 and 5 share one budget, ``Options.timeout_s`` seconds of the
+symbolic child's CPU time (the same on a loaded machine as on an idle one),
+within ``symbolic.WALL_PER_CPU`` times that of wall-clock time, which starts
+once the child is running: its start (or restart after a timeout) is never
+charged to an answer. Both run in a child process killed when the budget is
+spent (or when the reward call's time runs out): an answer whose checks were cut short
 there and found nothing equal is "not equal", with the method ``undecided``
 (a hostile ``9^{9^{9^{9}}}`` is a 0 in bounded time, never a hang).
 """
@@ -27,7 +29,6 @@ there and found nothing equal is "not equal", with the method ``undecided``
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Literal, NamedTuple
@@ -72,8 +73,8 @@ class Verdict(NamedTuple):
 class Options(NamedTuple):
     """How far to go, and the conventions where peers differ.
 
-    ``timeout_s`` is the time math-verify and SymPy may take together for one
-    answer. ``ordered_lists``: a bare list ``1, 2, 3`` must be in the same
+    ``timeout_s`` is the CPU time math-verify and SymPy may take together for one
+    answer (within ``symbolic.WALL_PER_CPU`` times that of wall-clock time). ``ordered_lists``: a bare list ``1, 2, 3`` must be in the same
     order (sets and tuples are order-free and ordered whatever this says).
     """
 
@@ -116,15 +117,15 @@ def _checked(pred: str, gold: str, p: str, g: str, options: Options) -> Verdict:
     # The child's (re)start is done before the deadline starts: a slow start
     # must not turn a right answer wrong in one run and not in the next.
     symbolic.ensure_started()
-    deadline = time.monotonic() + options.timeout_s
+    budget = symbolic.Budget(options.timeout_s)
     if options.math_verify and symbolic.math_verify_installed():
         # The answers as written: math-verify reads LaTeX better than our normal form.
-        said = symbolic.math_verify_equal([(gold, pred)], deadline - time.monotonic())
+        said = budget.run(lambda seconds: symbolic.math_verify_equal([(gold, pred)], seconds))
         if said:
             return Verdict(True, "math_verify")
         if said is False and not _conventions_differ(p, g):
             return Verdict(False, "math_verify")
-    if options.symbolic and _symbolic_equal(p, g, options, deadline):
+    if options.symbolic and _symbolic_equal(p, g, options, budget):
         return Verdict(True, "symbolic")
     return Verdict(False, "none")
 
@@ -188,26 +189,25 @@ def _item_cheap(p: str, g: str, options: Options = Options()) -> bool:
     return pseq is not None and gseq is not None and _collections_equal(pseq, gseq, _item_cheap, options)
 
 
-def _symbolic_equal(p: str, g: str, options: Options, deadline: float) -> bool:
-    """SymPy's verdict, item by item for collections, within what is left until ``deadline``."""
+def _symbolic_equal(p: str, g: str, options: Options, budget: symbolic.Budget) -> bool:
+    """SymPy's verdict, item by item for collections, within what is left of ``budget``."""
     pseq, gseq = as_collection(p), as_collection(g)
     if pseq is not None and gseq is not None:
 
         def same(x: str, y: str, options: Options) -> bool:
-            return _item_cheap(x, y, options) or _symbolic_equal(normalize(x), normalize(y), options, deadline)
+            return _item_cheap(x, y, options) or _symbolic_equal(normalize(x), normalize(y), options, budget)
 
         return _collections_equal(pseq, gseq, same, options)
-    return _sympy_item(p, g, deadline)
+    return _sympy_item(p, g, budget)
 
 
-def _sympy_item(p: str, g: str, deadline: float) -> bool:
-    if time.monotonic() >= deadline:
+def _sympy_item(p: str, g: str, budget: symbolic.Budget) -> bool:
+    if budget.spent():
         return False
     a, b = to_sympy_syntax(p), to_sympy_syntax(g)
     if a is None or b is None:
         return False
-    remaining = deadline - time.monotonic()
-    return remaining > 0 and symbolic.sympy_equal(a, b, remaining) is True
+    return budget.run(lambda seconds: symbolic.sympy_equal(a, b, seconds)) is True
 
 
 def as_number(s: str) -> Fraction | None:

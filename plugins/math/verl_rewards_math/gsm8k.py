@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from verl_rewards.metadata import Example, reward
 
-from .numbers import find_numbers, format_number, number_at_start
+from .numbers import format_number, last_number, number_at_start
 
 Method = Literal["strict", "lenient", "flexible"]
 NumberReading = Literal["lenient", "flexible"]  # the readings that give a number
@@ -39,8 +39,7 @@ def extract_answer(solution_str: str, method: NumberReading = "lenient") -> Deci
         at = solution_str.rfind(MARKER)
         return None if at < 0 else number_at_start(solution_str[at + len(MARKER) :])
     if method == "flexible":
-        numbers = find_numbers(solution_str)
-        return numbers[-1] if numbers else None
+        return last_number(solution_str)
     raise ValueError(f"method must be 'lenient' or 'flexible' (for 'strict', see strict_answer), "
                      f"not {method!r}")
 

@@ -67,8 +67,8 @@ def compute_score(
     longer than ``MAX_BOX_CHARS``.
 
     ``symbolic``/``math_verify`` enable the SymPy and math-verify checks, which
-    together may take ``timeout_s`` seconds (the symbolic child's start not
-    included). ``ordered_lists``: a bare list must be in the reference's
+    together may take ``timeout_s`` seconds of CPU time, within 5 times that of
+    wall-clock time (the symbolic child's start not included). ``ordered_lists``: a bare list must be in the reference's
     order. ``extract``: ``boxed`` reads only the box; ``last_math`` reads the box
     when there is one, else the answer after a final-answer phrase, the whole
     response when it is an answer, or its last math or number (``extract.py``).

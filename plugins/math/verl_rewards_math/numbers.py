@@ -8,8 +8,9 @@ of any length.
 
 from __future__ import annotations
 
+import collections
 import re
-from decimal import Decimal, localcontext
+from decimal import MAX_EMAX, MIN_EMIN, Decimal, localcontext
 
 NUMBER = re.compile(
     r"(?<![\w.])"
@@ -26,6 +27,13 @@ def find_numbers(text: str) -> list[Decimal]:
     return [_to_decimal(m) for m in NUMBER.finditer(text)]
 
 
+def last_number(text: str) -> Decimal | None:
+    """The last number in ``text`` (None without one): only that one is converted (a
+    megabyte of ``1,`` holds half a million numbers)."""
+    last = collections.deque(NUMBER.finditer(text), maxlen=1)
+    return _to_decimal(last[0]) if last else None
+
+
 def number_at_start(text: str) -> Decimal | None:
     """The number that ``text`` starts with (after blanks), if any."""
     m = NUMBER.match(text.lstrip())
@@ -35,8 +43,10 @@ def number_at_start(text: str) -> Decimal | None:
 def format_number(value: Decimal) -> str:
     """A canonical spelling: ``1080`` for ``1,080.00``, ``-0.5`` for ``-.50``."""
     with localcontext() as context:
-        # normalize() rounds to the context's precision (28 digits by default).
+        # normalize() rounds to the context's precision (28 digits by default), and overflows
+        # past its largest exponent (a number of a million digits).
         context.prec = max(context.prec, len(value.as_tuple().digits))
+        context.Emax, context.Emin = MAX_EMAX, MIN_EMIN
         text = format(value.normalize(), "f")
     return "0" if text in ("-0", "+0") else text
 

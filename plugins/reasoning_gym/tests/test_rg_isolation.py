@@ -96,3 +96,26 @@ def test_a_task_scored_in_this_process_scores_as_reasoning_gym() -> None:
     assert "leg_counting" in isolation.LINEAR
     right = compute_score("reasoning_gym/leg_counting", f"<answer>{entry['answer']}</answer>", "", {"entry": entry})
     assert (right["score"], right["scorer_error"]) == (1.0, "")
+
+
+@pytest.mark.parametrize(("response", "answer"), [("I could not solve it.", None), ("<answer></answer>", ""),
+                                                  ("<answer> \n </answer>", "")])
+def test_no_answer_is_scored_in_this_process_without_a_child(response: str, answer: str | None) -> None:
+    """Nothing the policy wrote reaches the scorer: no child is needed (none can start in 0.6 s)."""
+    dataset = create_dataset("countdown", seed=1, size=1)
+    entry = dataset[0]
+    assert "countdown" not in isolation.LINEAR
+    isolation.close()
+    with deadline_of(0.6):
+        result = compute_score("reasoning_gym/countdown", response, "", {"entry": entry})
+    assert (result["score"], result["scorer_error"]) == (dataset.score_answer(answer, entry), "")
+    assert result["score"] == 0.01  # countdown's own credit for no answer
+
+
+@pytest.mark.parametrize(("task", "answer"), [*HOSTILE, ("countdown", "x"), ("coin_flip", "0.5")])
+def test_any_answer_given_to_a_task_with_its_own_scorer_goes_to_the_child(task: str, answer: str) -> None:
+    entry = create_dataset(task, seed=1, size=1)[0]
+    isolation.close()
+    with deadline_of(0.6), pytest.raises(ChildError) as caught:  # no child can start in 0.6 s
+        compute_score(f"reasoning_gym/{task}", f"<answer>{answer}</answer>", "", {"entry": entry})
+    assert caught.value.starting

@@ -12,10 +12,17 @@ child that has not answered within ``answer_timeout_s``, or before the reward
 call's own time runs out (:func:`verl_rewards.time_left`), is killed and
 replaced: the answer scores 0, with the reason in ``scorer_error``.
 
-The one exception, scored in this process: tasks that keep reasoning-gym's
+Two exceptions, scored in this process: tasks that keep reasoning-gym's
 default ``score_answer`` (a third of them), which compares the answer with
 the entry's by string equality and containment, linear in their lengths
-(:data:`LINEAR`; a test holds that default to the names it uses).
+(:data:`LINEAR`; a test holds that default to the names it uses); and a
+response that gives no answer (no answer block, or an empty one), whose
+scoring costs what the task makes of "nothing" for this entry: nothing the
+policy wrote reaches the scorer. Every other answer goes to the child: what
+an answer costs a task's scorer depends on what its characters mean to that
+task (digits as a loop's bound or an exponent, letters as SymPy names or
+numbers in a base, any character in a backtracking pattern), which no check
+of the answer alone can bound for every task.
 """
 
 from __future__ import annotations
@@ -48,7 +55,8 @@ class Scored(NamedTuple):
 
 
 _worker = JsonLineWorker("verl_rewards_reasoning_gym.isolation:TaskScoring", name="reasoning_gym's scoring child",
-                         memory_bytes=MEMORY_BYTES)
+                         memory_bytes=MEMORY_BYTES,
+                         spares=1)  # a child killed for a late answer is replaced at once
 
 
 def ensure_started() -> bool:
@@ -64,12 +72,12 @@ def close() -> None:
 def score(task: str, config: Mapping[str, Any] | None, answer: str | None, entry: Mapping[str, Any],
           timeout_s: float = ANSWER_TIMEOUT_S) -> Scored:
     """``score_answer(answer, entry)`` of ``task`` (for ``config``): in the child, or here
-    for a task in :data:`LINEAR`.
+    for a task in :data:`LINEAR` and for no answer (None or empty).
 
     Raises for what is not the answer's fault: ``ValueError`` for a config the
     task refuses or an entry its scorer fails on even with its own answer,
     ``ChildError`` when no child could start in time."""
-    if task in LINEAR:
+    if task in LINEAR or not answer:
         return _scored(score_here(task, config, answer, dict(entry)))
     return score_in_child(task, config, answer, entry, timeout_s)
 

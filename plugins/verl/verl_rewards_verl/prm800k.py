@@ -54,14 +54,31 @@ _MINUS = re.compile("- *")
 _MIXED = re.compile(r"([0-9]) +([0-9])")
 _FRAC = re.compile(r"^-?[0-9]+.?/0*[1-9][0-9]*.?$")
 _COMMAS = re.compile(r"(\d)(,)(\d\d\d)($|\D)")
+# pylatexenc reads about a character every 10-25 us, in Python: an answer this long or
+# shorter is read here (tens of ms at most), a longer one in the SymPy child, under the
+# reward call's deadline (verl reads a megabyte of backslashes for a minute).
+LOCAL_LATEX_CHARS = 2000
 
 
-def _parse_latex(expr: str) -> str:
+class LatexCut(Exception):
+    """pylatexenc's reading of a long answer was cut short at its deadline: the answer is not equal."""
+
+
+def _latex_to_text(expr: str, timeout_s: float) -> str:
+    if len(expr) <= LOCAL_LATEX_CHARS:
+        return str(latex2text.LatexNodes2Text().latex_to_text(expr))
+    text = sympy_child.latex_to_text(expr, timeout_s)
+    if text is None:
+        raise LatexCut(f"pylatexenc did not read a {len(expr):,}-character answer in time")
+    return text
+
+
+def _parse_latex(expr: str, timeout_s: float = sympy_child.TIMEOUT_S) -> str:
     """Attempts to parse latex to an expression sympy can read."""
     expr = expr.replace("\\tfrac", "\\frac")
     expr = expr.replace("\\dfrac", "\\frac")
     expr = expr.replace("\\frac", " \\frac")  # Play nice with mixed numbers.
-    expr = latex2text.LatexNodes2Text().latex_to_text(expr)
+    expr = _latex_to_text(expr, timeout_s)
 
     # Replace the specific characters that this parser uses.
     expr = expr.replace("√", "sqrt")
@@ -120,8 +137,8 @@ def _strip_properly_formatted_commas(expr: str) -> str:
     return next_expr
 
 
-def _normalize(expr: str | None, dialect: Dialect) -> str | None:
-    """Normalize answer expressions."""
+def _normalize(expr: str | None, dialect: Dialect, timeout_s: float = sympy_child.TIMEOUT_S) -> str | None:
+    """Normalize answer expressions (``LatexCut`` when reading the LaTeX of a long one ran out of time)."""
     if expr is None:
         return None
 
@@ -153,7 +170,9 @@ def _normalize(expr: str | None, dialect: Dialect) -> str | None:
         expr = str(round(float(expr)))
     if "\\" in expr:
         try:
-            expr = _parse_latex(expr)
+            expr = _parse_latex(expr, timeout_s)
+        except LatexCut:
+            raise
         except Exception:  # noqa: BLE001 - verl's rule: LaTeX that does not parse stays as written
             pass
 
@@ -225,8 +244,11 @@ def grade_answer(given_answer: str | None, ground_truth: str, dialect: Dialect, 
     if normalize_answer(ground_truth, percent) == normalize_answer(given_answer, percent):
         return True
 
-    ground_truth_normalized = _normalize(ground_truth, dialect)
-    given_normalized = _normalize(given_answer, dialect)
+    try:
+        ground_truth_normalized = _normalize(ground_truth, dialect, timeout_s)
+        given_normalized = _normalize(given_answer, dialect, timeout_s)
+    except LatexCut:
+        return False  # not read in time: not equal (verl would read it for as long as it takes)
 
     if ground_truth_normalized is None or given_normalized is None:
         return False

@@ -1,9 +1,12 @@
-"""SymPy steps with a deadline that holds: run in a child process, killed when late.
+"""SymPy steps (and pylatexenc on long text) with a deadline that holds: run in a child process,
+killed when late.
 
 verl runs prime_math's SymPy comparison in a forked process per call (10 s
 timeout) and mathruler's (geometry3k) in the reward's own process with no
 timeout; SymPy can run for minutes in C code that holds the GIL, which no
-signal interrupts. Here both run in reused child processes
+signal interrupts; prm800k reads an answer's LaTeX with pylatexenc, pure
+Python at 10-25 us a character (a megabyte of backslashes: a minute). Here
+these run in reused child processes
 (:class:`verl_rewards.child.JsonLineWorker` running ``_sympy_worker.SympyOps``):
 started on first use (a start, importing SymPy, is not charged to any answer),
 killed when an answer is late, or when the reward call's own time
@@ -30,7 +33,8 @@ _INTEGER = re.compile(r"0|-?[1-9][0-9]{0,99}")
 _NUMERIC_MATRIX = re.compile(r"Matrix\(\s*\[[0-9\s.,+\-*/()\[\]]*\]\s*\)")
 
 _worker = JsonLineWorker("verl_rewards_verl._sympy_worker:SympyOps", name="verl_default's SymPy child",
-                         memory_bytes=MEMORY_BYTES)
+                         memory_bytes=MEMORY_BYTES,
+                         spares=1)  # a child killed for a late answer is replaced at once
 
 
 def _ask(payload: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
@@ -58,6 +62,17 @@ def matrix_entries(text: str, timeout_s: float) -> list[str]:
     if reply is None or not isinstance(reply.get("entries"), list):
         raise ValueError(f"matrix not parsed: {'timed out' if reply is None else reply.get('error')}")
     return [str(entry) for entry in reply["entries"]]
+
+
+def latex_to_text(text: str, timeout_s: float) -> str | None:
+    """pylatexenc's plain text of ``text`` (prm800k's ``_parse_latex`` step); None when it was
+    cut short. Raises ``ValueError`` when pylatexenc raised (verl's caller keeps the LaTeX)."""
+    reply = _ask({"op": "latex_to_text", "text": text}, timeout_s)
+    if reply is None:
+        return None
+    if not isinstance(reply.get("text"), str):
+        raise ValueError(f"LaTeX not read: {reply.get('error')}")
+    return str(reply["text"])
 
 
 def ensure_started() -> bool:
