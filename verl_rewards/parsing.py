@@ -8,8 +8,10 @@ stands for takes quadratic time. Both functions raise nothing but ``ValueError``
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+_JSON_KINDS: dict[type, str] = {dict: "object", list: "list", str: "string"}
 
 
 def last_block(text: str, open_tag: str, close_tag: str) -> str | None:
@@ -52,4 +54,20 @@ def json_mapping(
             raise error(f"{what} is not valid JSON: {e}") from e
     if not isinstance(value, Mapping):
         raise error(f"{what} must be {expected} (or its JSON text), not {type(value).__name__}")
+    return value
+
+
+def json_value(text: str, what: str, kind: type, error: Callable[[str], Exception] = ValueError) -> Any:
+    """``text`` parsed as JSON whose value is a ``kind`` (``dict``, ``list``, ``str``; ``object``: any).
+
+    Text that does not parse raises ``error`` worded ``"{what} is not valid JSON (...):
+    {text}"``; another kind of value, ``"{what} must be a JSON {object|list|string}, not
+    {text}"`` (``what`` names the value: an environment variable, say).
+    """
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as e:  # RecursionError: nesting deeper than the stack
+        raise error(f"{what} is not valid JSON ({e}): {text!r:.200}") from e
+    if not isinstance(value, kind):
+        raise error(f"{what} must be a JSON {_JSON_KINDS.get(kind, kind.__name__)}, not {text!r:.200}")
     return value

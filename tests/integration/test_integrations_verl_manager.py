@@ -305,7 +305,7 @@ def test_a_list_valued_extra_key_and_a_failed_sample_do_not_crash_verls_step(ray
 
 def test_on_error_skip_under_the_legacy_trainer_is_refused_naming_the_v1_trainer(tokenizer_dir):
     from verl_rewards.errors import ConfigError
-    from verl_rewards.integrations._skip import refusal
+    from verl_rewards.hosts import refusal
     from verl_rewards.integrations.verl import RewardManager
 
     config = verl_config(tokenizer_dir, [

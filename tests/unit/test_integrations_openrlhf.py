@@ -284,7 +284,7 @@ def test_the_file_and_the_endpoint_build_the_same_samples_and_scores(monkeypatch
 
 
 def test_skip_is_refused_by_the_file_at_load_and_by_the_endpoint_per_request(monkeypatch):
-    from verl_rewards.integrations._skip import refusal
+    from verl_rewards.hosts import refusal
 
     monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
     monkeypatch.setenv("VERL_REWARDS_ON_ERROR", "skip")

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from ..errors import ConfigError
+from ..hosts import check_skip
 from ..results import BatchResult
 from ..scorer import Scorer
 from ._common import ProcessCache, plain, scorer_from_section, selection_key
-from ._skip import check_skip
 
 PLUGIN_ENV = "VERL_REWARDS_PLUGIN"
 KWARGS_ENV = "VERL_REWARDS_KWARGS"
@@ -83,7 +83,7 @@ def env_section() -> dict[str, Any]:
 def scorer_for(section: Mapping[str, Any], host: str) -> Scorer:
     """The started scorer for ``section`` in this process (built on first use); a
     :class:`ConfigError` first when ``host`` refuses the section's ``on_error``
-    (``integrations/_skip.py``)."""
+    (``hosts.py``)."""
     check_skip(host, str(section.get("on_error", "score")))
     return _scorers.get(selection_key(section), lambda: scorer_from_section(section))
 

@@ -40,26 +40,26 @@ from typing import Any, NamedTuple
 # Absolute imports: OpenRLHF loads this file by path, outside its package.
 from verl_rewards.config import RewardConfig
 from verl_rewards.errors import ConfigError
+from verl_rewards.hosts import check_skip
 from verl_rewards.integrations._common import (
     ADAPTER_DEFAULTS,
     ProcessCache,
     score_batch,
     started,
 )
-from verl_rewards.integrations._openrlhf import (
-    DEFAULT_DATA_SOURCE,
+from verl_rewards.integrations._section import CONFIG_ENV, KWARGS_ENV, PLUGIN_ENV, section_from_env
+from verl_rewards.limits import Timeout
+from verl_rewards.results import BatchResult
+from verl_rewards.samples import (
     DEFAULT_STRIP,
-    Batching,
+    OPENRLHF_DATA_SOURCE,
+    OpenRLHFBatching,
+    Sample,
+    openrlhf_samples,
     response_of,
-    samples_of,
     strip_from_env,
     strip_suffixes,
 )
-from verl_rewards.integrations._section import CONFIG_ENV, KWARGS_ENV, PLUGIN_ENV, section_from_env
-from verl_rewards.integrations._skip import check_skip
-from verl_rewards.limits import Timeout
-from verl_rewards.results import BatchResult
-from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
 
 __all__ = ["DEFAULT_STRIP", "ENV_VARS", "Settings", "load_settings", "prepare", "response_of",
@@ -95,7 +95,7 @@ class Settings(NamedTuple):
     """The environment's choice of reward and policy, validated."""
 
     config: RewardConfig  # the validated reward section (plugin, path or rewards, and options)
-    batching: Batching  # the data source and the end markers stripped
+    batching: OpenRLHFBatching  # the data source and the end markers stripped
     log_keys: tuple[str, ...]
 
 
@@ -121,7 +121,7 @@ def samples_for(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     if not (len(queries) == len(prompts) == len(labels)):
         raise ValueError(f"reward_func got {len(queries)} queries, {len(prompts)} prompts "
                          f"and {len(labels)} labels; expected one of each per sample")
-    return samples_of(queries, prompts, labels, settings.batching)
+    return openrlhf_samples(queries, prompts, labels, settings.batching)
 
 
 def prepare(defaults: Mapping[str, str] | None = None) -> tuple[Settings, Scorer]:
@@ -143,8 +143,8 @@ def load_settings(env: Mapping[str, str]) -> tuple[Settings, Scorer]:
     check_skip("openrlhf", scorer.config.on_error)
     settings = Settings(
         config=scorer.config,
-        batching=Batching(env.get("VERL_REWARDS_DATA_SOURCE", DEFAULT_DATA_SOURCE),
-                          strip_from_env(env)),
+        batching=OpenRLHFBatching(env.get("VERL_REWARDS_DATA_SOURCE", OPENRLHF_DATA_SOURCE),
+                                  strip_from_env(env)),
         log_keys=tuple(_json_list(env, "VERL_REWARDS_LOG_KEYS")),
     )
     return settings, scorer

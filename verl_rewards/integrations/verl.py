@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 # Absolute imports: verl may also load this file by path, outside its package.
 from verl_rewards.config import KEYS, SELECTORS
 from verl_rewards.errors import ConfigError
+from verl_rewards.hosts import check_skip
 from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import (
     ADAPTER_DEFAULTS,
@@ -49,7 +50,6 @@ from verl_rewards.integrations._common import (
     scorer_from_section,
     selection_key,
 )
-from verl_rewards.integrations._skip import check_skip
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer

@@ -30,13 +30,13 @@ from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
 from verl_rewards._inspect import RewardInfo
 from verl_rewards.errors import ConfigError, SkippedSample
-from verl_rewards.integrations._batching import Microbatcher
-from verl_rewards.integrations._common import plain, started
-from verl_rewards.integrations._skip import (
+from verl_rewards.hosts import (
     TRAINABLE_KEY,
     check_skip,
     verl_leaves_out_failed_sessions,
 )
+from verl_rewards.integrations._batching import Microbatcher
+from verl_rewards.integrations._common import plain, started
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample, normalise_prompt
 from verl_rewards.scorer import Scorer
