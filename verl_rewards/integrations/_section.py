@@ -4,7 +4,6 @@ section and process, and the per-sample view of a batch result."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping
@@ -12,6 +11,7 @@ from typing import Any, NamedTuple
 
 from ..errors import ConfigError
 from ..hosts import check_skip
+from ..parsing import json_value
 from ..results import BatchResult
 from ..scorer import Scorer
 from ._common import ProcessCache, plain, scorer_from_section, selection_key
@@ -109,12 +109,4 @@ def numeric(extra: Mapping[str, Any]) -> dict[str, float]:
 
 
 def _json_object(text: str, name: str) -> dict[str, Any]:
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{name} is not valid JSON ({e}): {text!r:.200}") from e
-    if not isinstance(value, dict):
-        raise ConfigError(f"{name} must be a JSON object, not {text!r:.200}")
-    return value
+    return json_value(text, name, dict, ConfigError) if text.strip() else {}
