@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .errors import ConfigError, SampleError
-from .parsing import json_value
+from .parsing import as_python, json_value
 
 REQUIRED = ("data_source", "solution_str", "ground_truth")
 
@@ -102,7 +102,7 @@ def normalise_prompt(value: Any, *, strict: bool = False) -> Prompt | None:
     """
     if value is None or isinstance(value, str):
         return value or None
-    items = value.tolist() if callable(getattr(value, "tolist", None)) else value
+    items = as_python(value)
     if isinstance(items, (list, tuple)):
         if not items:
             return None

@@ -14,7 +14,7 @@ from ..hosts import check_skip
 from ..parsing import json_value
 from ..results import BatchResult
 from ..scorer import Scorer
-from ._common import ProcessCache, plain, scorer_from_section, selection_key
+from ._common import ProcessCache, scorer_from_section, selection_key, to_container
 
 PLUGIN_ENV = "VERL_REWARDS_PLUGIN"
 KWARGS_ENV = "VERL_REWARDS_KWARGS"
@@ -41,9 +41,9 @@ def section_of(reward: Reward, options: Mapping[str, Any]) -> dict[str, Any]:
         if not reward.strip():
             raise ConfigError("the reward must be a plugin name (see `verl-rewards list`) or a "
                               "reward section mapping, not an empty string")
-        return {"plugin": reward, **plain(options)}
+        return {"plugin": reward, **to_container(options)}
     if isinstance(reward, Mapping):
-        return {**plain(reward), **plain(options)}
+        return {**to_container(reward), **to_container(options)}
     raise ConfigError(f"the reward must be a plugin name or a reward section mapping, "
                       f"not {type(reward).__name__} {reward!r:.80}")
 
