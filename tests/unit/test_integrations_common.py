@@ -35,3 +35,21 @@ def test_a_scorer_its_cache_forgets_is_collected_with_its_workers():
     while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(Path(f"/proc/{pid}").exists() for pid in pids)
+
+
+class _PrintsAlike:
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<threshold>"
+
+
+def test_the_selection_key_of_unhashable_options_tells_apart_values_that_print_alike():
+    from verl_rewards.integrations._common import selection_key
+
+    def options(value: int) -> dict[str, object]:
+        return {"plugin": "exact_match", "nested": {"t": _PrintsAlike(value)}}  # a dict: unhashable
+
+    assert selection_key(options(1)) != selection_key(options(2))
+    assert selection_key(options(1)) == selection_key(options(1))

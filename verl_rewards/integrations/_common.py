@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar
 
 from ..config import OnError
 from ..errors import ConfigError, RewardError
+from ..reference import value_key
 from ..results import BatchResult
 from ..samples import Sample
 from ..scorer import Scorer
@@ -97,7 +98,7 @@ def selection_key(options: Mapping[str, Any]) -> Hashable:
         hash(key)
         return key
     except TypeError:
-        return json.dumps(to_container(options), sort_keys=True, default=repr)
+        return json.dumps(to_container(options), sort_keys=True, default=value_key)
 
 
 def to_container(value: Any) -> Any:
