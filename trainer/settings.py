@@ -72,7 +72,7 @@ class AlgoConfig:
     entropy_coef: float = 0.02
     lr_schedule: str = "constant"  # constant | cosine (to lr_min_ratio * lr at the last step)
     lr_min_ratio: float = 0.1
-    ppo_epochs: int = 1
+    ppo_epochs: int = 2
     mini_batches: int = 2
     max_grad_norm: float = 1.0
     norm_adv_by_std: bool = True
