@@ -50,10 +50,7 @@ def json_mapping(
     says what it should be (``"a mapping with 'inputs' and 'outputs' lists"``).
     """
     if isinstance(value, (str, bytes)):
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError) as e:  # RecursionError: nesting deeper than the stack
-            raise error(f"{what} is not valid JSON: {e}") from e
+        value = _loads(value, error, lambda e: f"{what} is not valid JSON: {e}")
     if not isinstance(value, Mapping):
         raise error(f"{what} must be {expected} (or its JSON text), not {type(value).__name__}")
     return value
@@ -66,13 +63,17 @@ def json_value(text: str, what: str, kind: type, error: Callable[[str], Exceptio
     {text}"``; another kind of value, ``"{what} must be a JSON {object|list|string}, not
     {text}"`` (``what`` names the value: an environment variable, say).
     """
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as e:  # RecursionError: nesting deeper than the stack
-        raise error(f"{what} is not valid JSON ({e}): {text!r:.200}") from e
+    value = _loads(text, error, lambda e: f"{what} is not valid JSON ({e}): {text!r:.200}")
     if not isinstance(value, kind):
         raise error(f"{what} must be a JSON {_JSON_KINDS.get(kind, kind.__name__)}, not {text!r:.200}")
     return value
+
+
+def _loads(text: str | bytes, error: Callable[[str], Exception], message: Callable[[Exception], str]) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:  # RecursionError: nesting deeper than the stack
+        raise error(message(e)) from e
 
 
 def as_python(value: Any) -> Any:

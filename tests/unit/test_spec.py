@@ -257,12 +257,9 @@ def test_a_moved_file_or_a_plugin_named_with_its_distribution_keeps_its_identity
     assert _identity({"plugin": "exact_match"}) == _identity({"plugin": f"{testkit.name}:exact_match"})
 
 
-class _PrintsAlike:
-    def __init__(self, value: object) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return "<threshold>"
+# Its objects print alike whatever they hold (a class made here does not pickle: keyed by identity).
+_PrintsAlike = type("PrintsAlike", (), {"__init__": lambda self, value: setattr(self, "value", value),
+                                        "__repr__": lambda self: "<threshold>"})
 
 
 def test_the_identity_key_tells_apart_kwargs_that_print_alike():
