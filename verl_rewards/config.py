@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from .errors import ConfigError, UnknownConfigKeyError
+from .errors import ConfigError, ConfigValueError, UnknownConfigKeyError
 from .limits import AUTO, DEFAULT_TIMEOUT_S, Timeout
 
 Executor = Literal["ray", "local", "process"]
@@ -451,19 +451,19 @@ def _check_str(key: str, value: object, optional: bool = False) -> None:
     if value is None and optional:
         return
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"reward.{key} must be a non-empty string, not {value!r}")
+        raise ConfigValueError(key, f"reward.{key} must be a non-empty string, not {value!r}")
 
 
 def _check_choice(key: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         close = _closest(value, choices) if isinstance(value, str) else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"reward.{key} must be one of {', '.join(choices)}; got {value!r}{hint}")
+        raise ConfigValueError(key, f"reward.{key} must be one of {', '.join(choices)}; got {value!r}{hint}")
 
 
 def _check_int(key: str, value: object, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"reward.{key} must be an integer >= {minimum}, not {value!r}")
+        raise ConfigValueError(key, f"reward.{key} must be an integer >= {minimum}, not {value!r}")
 
 
 def _check_timeout(value: object) -> None:
@@ -471,7 +471,7 @@ def _check_timeout(value: object) -> None:
         return
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or value <= 0:  # type: ignore[operator]
-        raise ConfigError(
+        raise ConfigValueError("timeout_s",
             f"reward.timeout_s must be a positive number of seconds, 'auto' (the plugin's declared "
             f"timeout, else {DEFAULT_TIMEOUT_S:g} s) or null (no limit), not {value!r}"
         )
@@ -481,4 +481,4 @@ def _check_number(key: str, value: object, positive: bool = False) -> None:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or (positive and value <= 0):  # type: ignore[operator]
         kind = "a positive number" if positive else "a finite number"
-        raise ConfigError(f"reward.{key} must be {kind}, not {value!r}")
+        raise ConfigValueError(key, f"reward.{key} must be {kind}, not {value!r}")

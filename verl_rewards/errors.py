@@ -35,6 +35,16 @@ class ConfigError(VerlRewardsError):
     """The ``reward`` configuration is invalid."""
 
 
+class ConfigValueError(ConfigError):
+    """A key of the ``reward`` section has a value it cannot take; ``key`` names it
+    (``timeout_s``), so a caller that set it from elsewhere (an environment variable)
+    can say so without reading the message."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        super().__init__(message)
+
+
 class UnknownConfigKeyError(ConfigError):
     """A key in the ``reward`` section is not one verl-rewards knows."""
 

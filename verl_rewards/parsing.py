@@ -1,15 +1,19 @@
-"""Small parsers plugins share: the last tagged block of model output, a mapping from JSON text.
+"""Small parsers plugins share: the last tagged block of model output, a mapping from JSON
+text, a JSON value of one kind, and NumPy/pandas/torch values as Python's own (:func:`as_python`).
 
 Model output is hostile, so the scan here takes linear time where the regex it
-stands for takes quadratic time. Both functions raise nothing but ``ValueError``
+stands for takes quadratic time. The parsers raise nothing but ``ValueError``
 (or the error class a caller names), so one bad sample fails only itself.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+_SCALARS = (str, bytes, bool, int, float, type(None))
+_JSON_KINDS: dict[type, str] = {dict: "object", list: "list", str: "string"}
 
 
 def last_block(text: str, open_tag: str, close_tag: str) -> str | None:
@@ -46,10 +50,45 @@ def json_mapping(
     says what it should be (``"a mapping with 'inputs' and 'outputs' lists"``).
     """
     if isinstance(value, (str, bytes)):
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError) as e:  # RecursionError: nesting deeper than the stack
-            raise error(f"{what} is not valid JSON: {e}") from e
+        value = _loads(value, error, lambda e: f"{what} is not valid JSON: {e}")
     if not isinstance(value, Mapping):
         raise error(f"{what} must be {expected} (or its JSON text), not {type(value).__name__}")
     return value
+
+
+def json_value(text: str, what: str, kind: type, error: Callable[[str], Exception] = ValueError) -> Any:
+    """``text`` parsed as JSON whose value is a ``kind`` (``dict``, ``list``, ``str``; ``object``: any).
+
+    Text that does not parse raises ``error`` worded ``"{what} is not valid JSON (...):
+    {text}"``; another kind of value, ``"{what} must be a JSON {object|list|string}, not
+    {text}"`` (``what`` names the value: an environment variable, say).
+    """
+    value = _loads(text, error, lambda e: f"{what} is not valid JSON ({e}): {text!r:.200}")
+    if not isinstance(value, kind):
+        raise error(f"{what} must be a JSON {_JSON_KINDS.get(kind, kind.__name__)}, not {text!r:.200}")
+    return value
+
+
+def _loads(text: str | bytes, error: Callable[[str], Exception], message: Callable[[Exception], str]) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:  # RecursionError: nesting deeper than the stack
+        raise error(message(e)) from e
+
+
+def as_python(value: Any) -> Any:
+    """``value`` with NumPy, pandas and torch values made Python's own, through dicts,
+    mappings (made dicts), lists and tuples: an array, a series or a tensor becomes a
+    list (``tolist()``), a NumPy scalar or 0-d array a number. Everything else is kept as
+    it is: a reward reading a parquet row through pandas sees lists and numbers, without
+    importing NumPy."""
+    if isinstance(value, _SCALARS):  # most of a row: checked first, it is the hot path
+        return value
+    if isinstance(value, list):
+        return [as_python(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(as_python(v) for v in value)
+    if isinstance(value, Mapping):
+        return {k: as_python(v) for k, v in value.items()}
+    tolist = getattr(value, "tolist", None)  # NumPy, pandas, torch: without importing them
+    return as_python(tolist()) if callable(tolist) else value

@@ -9,8 +9,11 @@ reference itself, once (see :mod:`verl_rewards.resolve`).
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
+import os
+import pickle
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -107,11 +110,13 @@ class RewardRef:
             return self.target.partition(":")[0].strip()
         return f"verl_rewards_file_{(self.source_hash or '')[:16]}"
 
-    @property
+    @functools.cached_property
     def cache_key(self) -> str:
-        """Identifies this reward plus its kwargs within a process."""
+        """Identifies this reward plus its kwargs within a process (computed once per
+        reference). A kwarg JSON cannot hold is keyed by :func:`value_key`, never by its
+        ``repr``: two objects that print alike must not share one loaded reward."""
         ident = (self.kind, self.target, self.dist, self.version, self.source_hash)
-        return json.dumps([ident, self.kwargs], sort_keys=True, default=repr)
+        return json.dumps([ident, self.kwargs], sort_keys=True, default=value_key)
 
     def with_kwargs(self, kwargs: Mapping[str, Any]) -> RewardRef:
         """The same reward with other kwargs."""
@@ -124,6 +129,18 @@ class RewardRef:
         from .resolve import resolve
 
         return resolve(self).sample_fn
+
+
+def value_key(value: Any) -> str:
+    """A kwarg JSON cannot hold, as key text: its type and the digest of its pickle (the
+    same in every process for the same state); one that does not pickle, by its identity
+    in this process (a loaded reward keeps its reference, so the object outlives its key)."""
+    kind = f"{type(value).__module__}.{type(value).__qualname__}"
+    try:
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - any object's own __reduce__ may raise anything
+        return f"{kind} object {id(value):#x} in process {os.getpid()}"
+    return f"{kind} pickle sha256 {hashlib.sha256(data).hexdigest()}"
 
 
 def _read_source(file: Path) -> str:

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from . import discovery
 from .config import RewardConfig, keys_with_role
-from .reference import RewardRef
+from .reference import RewardRef, value_key
 
 
 class Component(NamedTuple):
@@ -90,7 +90,7 @@ def identity_key(spec: RewardSpec, config: RewardConfig) -> str:
     and keys every per-process scorer cache."""
     refs = ({c.key: c.ref.cache_key for c in spec.components} if isinstance(spec, CompositeRef)
             else spec.cache_key)
-    text = json.dumps([refs, config.as_section()], sort_keys=True, default=repr)
+    text = json.dumps([refs, config.as_section()], sort_keys=True, default=value_key)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -141,7 +141,7 @@ def _read_through_spec(spec: RewardSpec) -> dict[str, Any]:
 
 
 def _digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=repr).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=value_key).encode()).hexdigest()[:16]
 
 
 def refs_of(spec: RewardSpec) -> tuple[RewardRef, ...]:

@@ -34,45 +34,56 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from .parsing import as_python
 from .results import BatchResult, Provenance
 from .samples import Sample
 
 
 def dumps(value: Any, *, ascii: bool = False) -> str:
-    """``value`` as JSON text, every value made plain (:func:`plain`); ``ascii``: escape
+    """``value`` as JSON text, every value made plain (:func:`json_data`); ``ascii``: escape
     every non-ASCII character (the text is then valid in any encoding)."""
     try:  # the common case: plain data, finite numbers, string keys; json's own speed
-        return json.dumps(value, allow_nan=False, default=plain, ensure_ascii=ascii)
+        return json.dumps(value, allow_nan=False, default=json_data, ensure_ascii=ascii)
     except (ValueError, TypeError):  # NaN or an infinity, or a key JSON cannot hold
-        return json.dumps(plain(value), allow_nan=False, ensure_ascii=ascii)
+        return json.dumps(json_data(value), allow_nan=False, ensure_ascii=ascii)
 
 
-def plain(value: Any) -> Any:
+def json_data(value: Any) -> Any:
     """``value`` as JSON data (see the module's table), through containers."""
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else None
     if isinstance(value, Mapping):
-        return {_key(k): plain(v) for k, v in value.items()}
+        return {_key(k): json_data(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [json_data(v) for v in value]
     if isinstance(value, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, (set, frozenset)):
-        return _sorted([plain(v) for v in value])
+        return _sorted([json_data(v) for v in value])
     if isinstance(value, decimal.Decimal):
         return str(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    for method in ("isoformat", "tolist", "item"):  # datetimes; NumPy and torch values
-        convert = getattr(value, method, None)
-        if callable(convert):
-            try:
-                converted = convert()
-            except (TypeError, ValueError):  # e.g. .item() of a many-element array
-                continue
-            return converted if method == "isoformat" else plain(converted)
+        return {f.name: json_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    isoformat = getattr(value, "isoformat", None)  # dates and times
+    if callable(isoformat):
+        try:
+            return isoformat()
+        except (TypeError, ValueError):
+            pass
+    try:
+        python = as_python(value)  # NumPy, pandas and torch values as lists and numbers
+    except (TypeError, ValueError):
+        python = value
+    if python is not value:
+        return json_data(python)
+    item = getattr(value, "item", None)  # another library's scalar
+    if callable(item):
+        try:
+            return json_data(item())
+        except (TypeError, ValueError):  # e.g. .item() of a many-element array
+            pass
     return repr(value)
 
 
@@ -82,7 +93,7 @@ def _key(key: Any) -> str:
         return key
     if key is None or isinstance(key, (bool, int, float)):
         return json.dumps(key)
-    value = plain(key)
+    value = json_data(key)
     return value if isinstance(value, str) else json.dumps(value)
 
 

@@ -8,7 +8,7 @@ from openrlhf.utils.agent import SingleTurnAgentExecutor
 
 import verl_rewards.integrations.openrlhf_reward as real_module
 from verl_rewards.errors import ConfigError
-from verl_rewards.integrations._skip import refusal
+from verl_rewards.hosts import refusal
 
 
 @pytest.fixture(autouse=True)

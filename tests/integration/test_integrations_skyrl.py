@@ -11,8 +11,8 @@ from omegaconf import OmegaConf
 from skyrl_gym.envs.base_text_env import BaseTextEnv
 
 from verl_rewards.errors import ConfigError, RewardError
+from verl_rewards.hosts import refusal
 from verl_rewards.integrations import skyrl as adapter
-from verl_rewards.integrations._skip import refusal
 
 FAULTY = {"plugin": "faulty", "timeout_s": 2, "error_score": -1.0}
 

@@ -13,8 +13,8 @@ import verifiers.v1 as vf
 from pydantic import Field
 
 from verl_rewards.errors import ConfigError
+from verl_rewards.hosts import refusal
 from verl_rewards.integrations import verifiers as adapter
-from verl_rewards.integrations._skip import refusal
 from verl_rewards.integrations.verifiers import reward_func
 
 SCORE_FN = "verl_rewards.integrations.verifiers:score"

@@ -305,7 +305,7 @@ def test_a_list_valued_extra_key_and_a_failed_sample_do_not_crash_verls_step(ray
 
 def test_on_error_skip_under_the_legacy_trainer_is_refused_naming_the_v1_trainer(tokenizer_dir):
     from verl_rewards.errors import ConfigError
-    from verl_rewards.integrations._skip import refusal
+    from verl_rewards.hosts import refusal
     from verl_rewards.integrations.verl import RewardManager
 
     config = verl_config(tokenizer_dir, [
@@ -328,3 +328,12 @@ def test_a_pool_the_cluster_cannot_place_is_refused_when_the_manager_is_built(ra
                                           r"but the cluster has 2\. Lower reward\.verl_rewards\.num_workers, "
                                           r"reward\.verl_rewards\.worker_num_cpus"):
         RewardManager(config=config, tokenizer=None, compute_score=None)
+
+
+def test_a_sequence_valued_extra_is_the_wires_json_text_nan_as_null():
+    from verl_rewards.integrations.verl_manager import stackable
+
+    assert stackable("k", [1.0, float("nan")]) == "[1.0, null]"
+    assert stackable("k", np.array([1.5, np.nan])) == "[1.5, null]"
+    assert stackable("k", (torch.tensor([1, 2]), {"x": np.int64(3)})) == '[[1, 2], {"x": 3}]'
+    assert stackable("k", np.float64(0.5)) == 0.5  # a 0-d value stays a number

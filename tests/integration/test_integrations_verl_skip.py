@@ -21,7 +21,7 @@ from verl.experimental.reward_loop.reward_loop import RewardLoopManager
 from verl.protocol import DataProto
 
 from verl_rewards.errors import ConfigError, SkippedSample
-from verl_rewards.integrations._skip import refusal, verl_leaves_out_failed_sessions
+from verl_rewards.hosts import refusal, verl_leaves_out_failed_sessions
 
 pytestmark = pytest.mark.ray
 

@@ -118,3 +118,16 @@ def test_no_import_circle_between_top_level_modules():
     for start in sorted(edges):
         visit(start, [start])
     assert sorted(set(circles)) == []
+
+
+def test_no_module_imports_a_private_module_of_another_folder():
+    # What two parts share is public (pypa/build's way): serve reads the skip table from
+    # verl_rewards.hosts and builds OpenRLHF samples with verl_rewards.samples.
+    reaching = []
+    for module, imported in sorted(_graph().items()):
+        for target in sorted(imported):
+            parts = target.split(".")
+            private = [i for i, part in enumerate(parts) if part.startswith("_") and i >= 2]
+            if private and not module.startswith(".".join(parts[: private[0]]) + "."):
+                reaching.append(f"{module} -> {target}")
+    assert reaching == []

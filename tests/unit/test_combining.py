@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from verl_rewards import Scorer
-from verl_rewards.combining import for_caller, score_together, split
+from verl_rewards.combining import Gatherer, for_caller, score_together, split
 from verl_rewards.config import load_config
 from verl_rewards.errors import RewardError
 from verl_rewards.executors.shared_pool import PoolHost
@@ -55,6 +55,88 @@ def test_for_caller_raises_only_for_its_own_first_failure_indexed_in_its_own_bat
     assert for_caller("r", ([ok], {}), stop_on_error=True) == ([ok], {})
     with pytest.raises(RewardError, match="^reward r failed on sample 1: ValueError: no$"):
         for_caller("r", ([ok, bad, bad], {}), stop_on_error=True)
+
+
+# -- the one gatherer ---------------------------------------------------------------------------
+
+
+def _recording(batches: list[list[str]], delay_s: float = 0.0):
+    def score(items: list[str]) -> list[str | RewardError]:
+        batches.append(list(items))
+        time.sleep(delay_s)
+        return [RewardError("r", 0, "ValueError: bad") if i == "bad" else i.upper() for i in items]
+    return score
+
+
+def test_the_gatherer_waits_batch_wait_timeout_s_for_callers_and_zero_takes_what_is_ready():
+    async def two_apart(wait_s: float) -> list[list[str]]:
+        batches: list[list[str]] = []
+        gatherer: Gatherer[str, str] = Gatherer(_recording(batches), max_batch_size=10,
+                                                batch_wait_timeout_s=wait_s)
+        first = asyncio.ensure_future(gatherer.score("a"))
+        await asyncio.sleep(0.05)
+        assert [await gatherer.score("b"), await first] == ["B", "A"]
+        return batches
+
+    assert asyncio.run(two_apart(1.0)) == [["a", "b"]]
+    assert asyncio.run(two_apart(0.0)) == [["a"], ["b"]]
+
+
+def test_the_gatherer_sends_a_full_batch_before_its_wait_is_over():
+    async def main() -> tuple[list[list[str]], float]:
+        batches: list[list[str]] = []
+        gatherer: Gatherer[str, str] = Gatherer(_recording(batches), max_batch_size=2,
+                                                batch_wait_timeout_s=30.0)
+        start = time.monotonic()
+        await asyncio.gather(gatherer.score("a"), gatherer.score("b"))
+        return batches, time.monotonic() - start
+
+    batches, took = asyncio.run(main())
+    assert batches == [["a", "b"]] and took < 10
+
+
+def test_a_failure_of_the_gatherers_score_call_reaches_every_caller_and_the_depth_returns_to_zero():
+    def broken(items: list[str]) -> list[str | RewardError]:
+        raise OSError("the pool is gone")
+
+    async def main() -> tuple[list[object], int, list[int]]:
+        depths: list[int] = []
+        gatherer: Gatherer[str, str] = Gatherer(broken, max_batch_size=10, one_at_a_time=True,
+                                                on_depth=depths.append)
+        try:
+            answers = await asyncio.gather(gatherer.score("a"), gatherer.score("b"), return_exceptions=True)
+            return answers, gatherer.depth, depths
+        finally:
+            await gatherer.close()
+
+    answers, depth, depths = asyncio.run(main())
+    assert [str(a) for a in answers] == ["the pool is gone"] * 2 and all(isinstance(a, OSError) for a in answers)
+    assert (depth, depths) == (0, [1, 2, 0])
+
+
+def test_closing_the_gatherer_cancels_its_waiting_callers_instead_of_leaving_them_hanging():
+    async def main() -> tuple[bool, bool, int]:
+        gatherer: Gatherer[str, str] = Gatherer(_recording([], delay_s=0.3), max_batch_size=10,
+                                                one_at_a_time=True)
+        first = asyncio.ensure_future(gatherer.score("a"))
+        await asyncio.sleep(0.05)  # "a" is scoring; "b" waits for the next batch
+        second = asyncio.ensure_future(gatherer.score("b"))
+        await asyncio.sleep(0)
+        await gatherer.close()
+        done, _ = await asyncio.wait([first, second], timeout=5)
+        return first.cancelled(), second.cancelled(), len(done)
+
+    assert asyncio.run(main()) == (True, True, 2)
+
+
+def test_the_gatherer_raises_a_callers_own_reward_error_in_that_caller_only():
+    async def main() -> list[object]:
+        gatherer: Gatherer[str, str] = Gatherer(_recording([]), max_batch_size=10)
+        return await asyncio.gather(*(gatherer.score(i) for i in ["a", "bad", "c"]), return_exceptions=True)
+
+    good, bad, other = asyncio.run(main())
+    assert (good, other) == ("A", "C")
+    assert isinstance(bad, RewardError) and str(bad) == "reward r failed on sample 0: ValueError: bad"
 
 
 # -- both combiners, the same input, the same output -------------------------------------------

@@ -4,7 +4,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from verl_rewards.config import RewardConfig, load_config
-from verl_rewards.errors import ConfigError, UnknownConfigKeyError
+from verl_rewards.errors import ConfigError, ConfigValueError, UnknownConfigKeyError
 
 
 def test_defaults_match_the_documented_reward_section():
@@ -162,3 +162,11 @@ def test_every_key_has_one_role_and_the_score_deciding_ones_are_the_documented_o
     assert keys_with_role("outcome") == ("on_error", "error_score")
     assert sorted(keys_with_role("reward", "outcome", "run")) == sorted(KEYS)
     assert {"remote_url", "share_pool", "workers_only", "executor", "num_workers"} <= set(keys_with_role("run"))
+
+
+@pytest.mark.parametrize(("key", "value"), [("timeout_s", "soon"), ("on_error", "ignore"),
+                                            ("error_score", "high"), ("num_workers", 0), ("name", "")])
+def test_a_bad_value_is_a_config_value_error_naming_its_key(key, value):
+    with pytest.raises(ConfigValueError) as raised:
+        load_config({"plugin": "gsm8k", key: value})
+    assert raised.value.key == key and str(raised.value).startswith(f"reward.{key} must be")

@@ -35,3 +35,19 @@ def test_a_scorer_its_cache_forgets_is_collected_with_its_workers():
     while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(Path(f"/proc/{pid}").exists() for pid in pids)
+
+
+# Its objects print alike whatever they hold (a class made here does not pickle: keyed by identity).
+_PrintsAlike = type("PrintsAlike", (), {"__init__": lambda self, value: setattr(self, "value", value),
+                                        "__repr__": lambda self: "<threshold>"})
+
+
+def test_the_selection_key_of_unhashable_options_tells_apart_values_that_print_alike():
+    from verl_rewards.integrations._common import selection_key
+
+    def options(value: object) -> dict[str, object]:
+        return {"plugin": "exact_match", "nested": {"t": value}}  # a dict: unhashable
+
+    one = _PrintsAlike(1)
+    assert selection_key(options(one)) != selection_key(options(_PrintsAlike(2)))
+    assert selection_key(options(one)) == selection_key(options(one))

@@ -13,7 +13,12 @@ import torch
 
 import verl_rewards.integrations.openrlhf_reward as real_module
 from verl_rewards.errors import ConfigError, PluginNotFoundError, RewardError
-from verl_rewards.integrations.openrlhf_reward import DEFAULT_STRIP, response_of, strip_suffixes
+from verl_rewards.integrations.openrlhf_reward import (
+    DEFAULT_STRIP,
+    overrides_from_env,
+    response_of,
+    strip_suffixes,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -145,6 +150,35 @@ def test_bad_settings_are_config_errors_naming_the_variable(monkeypatch, name, v
     monkeypatch.setenv(name, value)
     with pytest.raises(ConfigError, match=message):
         load_reward_file()(["P1"], ["P"], ["1"])
+
+
+def test_the_option_variables_are_overrides_load_config_reads():
+    env = {"VERL_REWARDS_TIMEOUT_S": " none ", "VERL_REWARDS_ON_ERROR": "raise", "VERL_REWARDS_ERROR_SCORE": "-1",
+           "VERL_REWARDS_DATA_SOURCE": "elsewhere"}
+    assert overrides_from_env(env) == ["reward.timeout_s=null", "reward.on_error=raise", "reward.error_score=-1"]
+    assert overrides_from_env({"VERL_REWARDS_TIMEOUT_S": "auto"}) == ["reward.timeout_s=auto"]
+    assert overrides_from_env({}) == []
+
+
+@pytest.mark.parametrize(("name", "value", "config_says", "variable_says"), [
+    ("VERL_REWARDS_TIMEOUT_S", "soon", "reward.timeout_s must be a positive number of seconds",
+     "VERL_REWARDS_TIMEOUT_S must be seconds or 'none' (no limit), or 'auto', not 'soon'"),
+    ("VERL_REWARDS_TIMEOUT_S", "-2", "reward.timeout_s must be a positive number of seconds",
+     "VERL_REWARDS_TIMEOUT_S must be seconds or 'none' (no limit), or 'auto', not '-2'"),
+    ("VERL_REWARDS_ERROR_SCORE", "high", "reward.error_score must be a finite number, not 'high'",
+     "VERL_REWARDS_ERROR_SCORE must be a number, not 'high'"),
+    ("VERL_REWARDS_ON_ERROR", "ignore", "reward.on_error must be one of score, raise, skip; got 'ignore'",
+     "VERL_REWARDS_ON_ERROR must be 'score' or 'raise', not 'ignore'"),
+])
+def test_a_bad_option_variable_fails_in_load_configs_words_and_names_the_variable(
+        monkeypatch, name, value, config_says, variable_says):
+    monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as raised:
+        load_reward_file()
+    message = str(raised.value)
+    assert message.startswith(f"invalid VERL_REWARDS_* setting: {config_says}")
+    assert message.endswith(variable_says)
 
 
 def test_unknown_plugin_lists_installed(monkeypatch):
@@ -284,7 +318,7 @@ def test_the_file_and_the_endpoint_build_the_same_samples_and_scores(monkeypatch
 
 
 def test_skip_is_refused_by_the_file_at_load_and_by_the_endpoint_per_request(monkeypatch):
-    from verl_rewards.integrations._skip import refusal
+    from verl_rewards.hosts import refusal
 
     monkeypatch.setenv("VERL_REWARDS_PLUGIN", "exact_match")
     monkeypatch.setenv("VERL_REWARDS_ON_ERROR", "skip")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verl_rewards.parsing import json_mapping, last_block
+from verl_rewards.parsing import as_python, json_mapping, json_value, last_block
 
 TAG = st.text(alphabet="ab<>/", min_size=1, max_size=3)
 
@@ -99,3 +99,30 @@ class RowError(ValueError):
 def test_json_mapping_raises_the_callers_error_type(value: str) -> None:
     with pytest.raises(RowError):
         json_mapping(value, "row", "a mapping", RowError)
+
+
+def test_json_value_parses_text_of_the_asked_kind_and_words_the_other_cases_one_way() -> None:
+    assert json_value('["a", 1]', "VERL_REWARDS_STRIP", list) == ["a", 1]
+    assert json_value('{"k": 1}', "VERL_REWARDS_KWARGS", dict) == {"k": 1}
+    with pytest.raises(RowError, match=r"^VERL_REWARDS_KWARGS must be a JSON object, not '\[1\]'$"):
+        json_value("[1]", "VERL_REWARDS_KWARGS", dict, RowError)
+    with pytest.raises(ValueError, match=r"^X is not valid JSON \(Expecting .*\): '\{a'$"):
+        json_value("{a", "X", dict)
+    with pytest.raises(ValueError, match="not valid JSON"):
+        json_value("[" * 100_000, "X", list)  # deeper than the stack: still one ValueError
+
+
+def test_as_python_makes_numpy_pandas_and_torch_values_pythons_own_through_containers() -> None:
+    import numpy as np
+    import pandas as pd
+    import torch
+
+    row = {"ids": np.array(["a", "b"]), "n": np.int64(3), "x": np.float32(0.5), "board": (np.array([1, 2]),),
+           "series": pd.Series([1, 2]), "tensor": torch.tensor([[1, 0]]), "nested": [MappingProxyType({"k": np.bool_(True)})],
+           "text": "t", "none": None}
+    python = as_python(row)
+    assert python == {"ids": ["a", "b"], "n": 3, "x": 0.5, "board": ([1, 2],), "series": [1, 2], "tensor": [[1, 0]],
+                      "nested": [{"k": True}], "text": "t", "none": None}
+    assert type(python["n"]) is int and type(python["nested"][0]["k"]) is bool and type(python["board"]) is tuple
+    kept = object()
+    assert as_python(kept) is kept

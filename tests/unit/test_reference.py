@@ -94,3 +94,39 @@ def test_pickled_plugin_reference_loads_by_real_module_name_in_a_fresh_process(t
     out = subprocess.run([sys.executable, "-c", script], input=pickle.dumps(ref),
                          capture_output=True, check=True).stdout.decode().split()
     assert out == ["1.0", "True"]
+
+
+class _PrintsAlike:
+    """Every one prints the same, whatever it holds."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<threshold>"
+
+
+def test_kwargs_that_print_alike_but_differ_get_their_own_loaded_reward(tmp_path):
+    from verl_rewards.resolve import resolve
+
+    file = tmp_path / "r.py"
+    file.write_text("def compute_score(data_source, solution_str, ground_truth, extra_info=None, t=None):\n"
+                    "    return float(t.value) if isinstance(t.value, int) else -1.0\n")
+    low, high = (RewardRef.from_file(file, kwargs={"t": _PrintsAlike(n)}) for n in (1, 2))
+    assert low.cache_key != high.cache_key
+    assert resolve(low).sample_fn("d", "x", "y") == 1.0
+    assert resolve(high).sample_fn("d", "x", "y") == 2.0
+    same = RewardRef.from_file(file, kwargs={"t": _PrintsAlike(1)})
+    assert same.cache_key == low.cache_key  # the same state: the same key (by its pickle)
+
+
+def test_unpicklable_kwargs_that_print_alike_are_told_apart_by_identity(tmp_path):
+    import threading
+
+    file = tmp_path / "r.py"
+    file.write_text("def compute_score(data_source, solution_str, ground_truth, extra_info=None, t=None):\n"
+                    "    return 0.0\n")
+    one, other = _PrintsAlike(threading.Lock()), _PrintsAlike(threading.Lock())
+    first = RewardRef.from_file(file, kwargs={"t": one})
+    assert first.cache_key != RewardRef.from_file(file, kwargs={"t": other}).cache_key
+    assert first.cache_key == RewardRef.from_file(file, kwargs={"t": one}).cache_key

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from verl_rewards.errors import ConfigError
-from verl_rewards.integrations._skip import refusal
+from verl_rewards.hosts import refusal
 from verl_rewards.results import BatchResult, Provenance
 from verl_rewards.samples import Sample
 from verl_rewards.serve.protocols import (
@@ -190,7 +190,7 @@ def test_slime_says_a_failed_sample_in_headers_beside_the_bare_number():
     assert PROTOCOLS["/v1/score"].format(Parsed([Sample("d", "x", "1")]), _result([1.0])).headers == {}
 
 
-# -- on_error: skip per endpoint (integrations/_skip.py) ---------------------------------
+# -- on_error: skip per endpoint (hosts.py) ---------------------------------
 
 
 @pytest.mark.parametrize(("path", "body"), [

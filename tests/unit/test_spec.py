@@ -255,3 +255,18 @@ def test_a_moved_file_or_a_plugin_named_with_its_distribution_keeps_its_identity
     moved = reward_file(TWO_FUNCTIONS, "moved.py")
     assert _identity({"path": str(first)}) == _identity({"path": str(moved)})
     assert _identity({"plugin": "exact_match"}) == _identity({"plugin": f"{testkit.name}:exact_match"})
+
+
+# Its objects print alike whatever they hold (a class made here does not pickle: keyed by identity).
+_PrintsAlike = type("PrintsAlike", (), {"__init__": lambda self, value: setattr(self, "value", value),
+                                        "__repr__": lambda self: "<threshold>"})
+
+
+def test_the_identity_key_tells_apart_kwargs_that_print_alike():
+    from verl_rewards.spec import identity_key
+
+    keys = []
+    for value in (1, 2):
+        config = load_config({"plugin": "exact_match", "kwargs": {"t": _PrintsAlike(value)}})
+        keys.append(identity_key(spec_from_config(config), config))
+    assert keys[0] != keys[1]

@@ -16,12 +16,14 @@ from verl_rewards.results import BatchResult, Provenance
 from verl_rewards.samples import Sample, as_samples
 from verl_rewards.wire import (
     dumps,
-    plain,
     provenance_from_json,
     provenance_to_json,
     result_from_json,
     result_to_json,
     sample_to_json,
+)
+from verl_rewards.wire import (
+    json_data as plain,
 )
 
 PLUGIN = Provenance("plugin", "exact_match", "exact_match (kit 1.0)", "kit", "1.0")

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..wire import plain
+from ..wire import json_data
 from .errors import InputError, OutputError, UsageError
 from .output import say
 from .rowbase import NEEDS_PYARROW, Batch, WriteMode, noted, too_few_rows
@@ -52,7 +52,7 @@ def read_batches(path: Path, batch_size: int, skip: int = 0) -> Iterator[Batch]:
     number = 0
     try:
         file = pq.ParquetFile(path)
-        plain = _plain_maker(pa, file.schema_arrow)
+        with_dicts = _plain_maker(pa, file.schema_arrow)
         for record_batch in file.iter_batches(batch_size=batch_size):
             if number + record_batch.num_rows <= skip:
                 number += record_batch.num_rows
@@ -60,7 +60,7 @@ def read_batches(path: Path, batch_size: int, skip: int = 0) -> Iterator[Batch]:
             if number < skip:
                 record_batch = record_batch.slice(skip - number)
                 number = skip
-            rows = plain(record_batch.to_pylist())
+            rows = with_dicts(record_batch.to_pylist())
             where = [f"row {number + i + 1}" for i in range(len(rows))]
             number += len(rows)
             yield Batch(rows, where, record_batch)
@@ -78,13 +78,13 @@ def _plain_maker(pa: Any, schema: Any) -> Any:
     if not mapped:
         return lambda rows: rows
 
-    def plain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def with_dicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for row in rows:
             for name, kind in mapped.items():
                 row[name] = _plain(pa, row.get(name), kind)
         return rows
 
-    return plain
+    return with_dicts
 
 
 def _has_map(pa: Any, kind: Any) -> bool:
@@ -273,7 +273,7 @@ class _Table:
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
             pass
         # Values Arrow does not take as they are (a torch tensor, a set) as the wire's plain data.
-        values = [plain(v) for v in values]
+        values = [json_data(v) for v in values]
         try:
             return pa.array(values, type=kind)
         except (pa.ArrowException, TypeError, ValueError, OverflowError):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import keys_with_role
-from ..wire import plain, provenance_to_json
+from ..wire import json_data, provenance_to_json
 from .errors import UsageError
 from .rowbase import is_stdio, label
 
@@ -43,7 +43,7 @@ class RunRecord:
            columns: Mapping[str, str] | None = None) -> RunRecord:
         """The record of scoring ``source`` (read through ``--columns``, if given) with a
         scorer's ``provenance`` and ``config``."""
-        section = plain(config)
+        section = json_data(config)
         scoring = {k: section[k] for k in SCORING_KEYS}
         identity = _input_identity(source)
         if columns:

@@ -23,12 +23,23 @@ from typing import Any, Generic, TypeVar
 
 from ..config import OnError
 from ..errors import ConfigError, RewardError
+from ..reference import value_key
 from ..results import BatchResult
 from ..samples import Sample
 from ..scorer import Scorer
 
-__all__ = ["ADAPTER_DEFAULTS", "OnError", "ProcessCache", "logger", "plain", "score_batch",
-           "score_each", "scorer_from_section", "selection_key", "started"]
+__all__ = [
+    "ADAPTER_DEFAULTS",
+    "OnError",
+    "ProcessCache",
+    "logger",
+    "score_batch",
+    "score_each",
+    "scorer_from_section",
+    "selection_key",
+    "started",
+    "to_container",
+]
 
 # Merged under an adapter's section: the keys it leaves unset.
 ADAPTER_DEFAULTS: Mapping[str, Any] = {"executor": "process"}
@@ -87,19 +98,19 @@ def selection_key(options: Mapping[str, Any]) -> Hashable:
         hash(key)
         return key
     except TypeError:
-        return json.dumps(plain(options), sort_keys=True, default=repr)
+        return json.dumps(to_container(options), sort_keys=True, default=value_key)
 
 
-def plain(value: Any) -> Any:
+def to_container(value: Any) -> Any:
     """``value`` with omegaconf containers (verl's nested ``reward_kwargs``) made plain."""
     if type(value).__module__.startswith("omegaconf"):
         from omegaconf import OmegaConf
 
         return OmegaConf.to_container(value, resolve=True)
     if isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
+        return {k: to_container(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [plain(v) for v in value]
+        return [to_container(v) for v in value]
     return value
 
 
@@ -120,7 +131,7 @@ def _close_at_exit(ref: weakref.ref[Scorer]) -> None:
 def scorer_from_section(section: Mapping[str, Any]) -> Scorer:
     """Validate ``section`` (``executor: process`` unless it says otherwise), inspect its
     reward and start a scorer for it."""
-    return started(Scorer.from_config(plain(section), defaults=ADAPTER_DEFAULTS))
+    return started(Scorer.from_config(to_container(section), defaults=ADAPTER_DEFAULTS))
 
 
 def score_batch(scorer: Scorer, samples: Sequence[Sample]) -> BatchResult:

@@ -4,17 +4,17 @@ section and process, and the per-sample view of a batch result."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from ..errors import ConfigError
+from ..hosts import check_skip
+from ..parsing import json_value
 from ..results import BatchResult
 from ..scorer import Scorer
-from ._common import ProcessCache, plain, scorer_from_section, selection_key
-from ._skip import check_skip
+from ._common import ProcessCache, scorer_from_section, selection_key, to_container
 
 PLUGIN_ENV = "VERL_REWARDS_PLUGIN"
 KWARGS_ENV = "VERL_REWARDS_KWARGS"
@@ -41,9 +41,9 @@ def section_of(reward: Reward, options: Mapping[str, Any]) -> dict[str, Any]:
         if not reward.strip():
             raise ConfigError("the reward must be a plugin name (see `verl-rewards list`) or a "
                               "reward section mapping, not an empty string")
-        return {"plugin": reward, **plain(options)}
+        return {"plugin": reward, **to_container(options)}
     if isinstance(reward, Mapping):
-        return {**plain(reward), **plain(options)}
+        return {**to_container(reward), **to_container(options)}
     raise ConfigError(f"the reward must be a plugin name or a reward section mapping, "
                       f"not {type(reward).__name__} {reward!r:.80}")
 
@@ -83,7 +83,7 @@ def env_section() -> dict[str, Any]:
 def scorer_for(section: Mapping[str, Any], host: str) -> Scorer:
     """The started scorer for ``section`` in this process (built on first use); a
     :class:`ConfigError` first when ``host`` refuses the section's ``on_error``
-    (``integrations/_skip.py``)."""
+    (``hosts.py``)."""
     check_skip(host, str(section.get("on_error", "score")))
     return _scorers.get(selection_key(section), lambda: scorer_from_section(section))
 
@@ -109,12 +109,4 @@ def numeric(extra: Mapping[str, Any]) -> dict[str, float]:
 
 
 def _json_object(text: str, name: str) -> dict[str, Any]:
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{name} is not valid JSON ({e}): {text!r:.200}") from e
-    if not isinstance(value, dict):
-        raise ConfigError(f"{name} must be a JSON object, not {text!r:.200}")
-    return value
+    return json_value(text, name, dict, ConfigError) if text.strip() else {}

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from verl_rewards.errors import SkippedSample
-from verl_rewards.integrations._common import plain, score_batch
+from verl_rewards.integrations._common import score_batch, to_container
 from verl_rewards.integrations._section import (
     Reward,
     env_section,
@@ -112,5 +112,5 @@ def reward_fn(
     """
     section = section_of(reward, options)
     name = reward_name(scorer_for(section, "areal"))
-    return ArealReward(plain(section), name, answer_key, data_source_key, extra_info_key,
+    return ArealReward(to_container(section), name, answer_key, data_source_key, extra_info_key,
                        data_source)

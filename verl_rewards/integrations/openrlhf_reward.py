@@ -25,13 +25,14 @@ timeout, else 30; ``none`` for no limit),
 ``VERL_REWARDS_ON_ERROR`` (``score``/``raise``; ``skip`` is refused: see ``docs/skip.md``), ``VERL_REWARDS_ERROR_SCORE``
 (default 0.0), ``VERL_REWARDS_STRIP`` (JSON list of suffixes to strip from
 responses), ``VERL_REWARDS_LOG_KEYS`` (JSON list of the plugin's extra keys to
-log). See ``docs/integrations/openrlhf.md``.
+log). ``TIMEOUT_S``, ``ON_ERROR`` and ``ERROR_SCORE`` are overrides of the section's keys
+(:data:`ENV_OPTIONS`), which ``load_config`` parses and checks. See
+``docs/integrations/openrlhf.md``.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -39,36 +40,67 @@ from typing import Any, NamedTuple
 
 # Absolute imports: OpenRLHF loads this file by path, outside its package.
 from verl_rewards.config import RewardConfig
-from verl_rewards.errors import ConfigError
+from verl_rewards.errors import ConfigError, ConfigValueError
+from verl_rewards.hosts import check_skip
 from verl_rewards.integrations._common import (
     ADAPTER_DEFAULTS,
     ProcessCache,
     score_batch,
     started,
 )
-from verl_rewards.integrations._openrlhf import (
-    DEFAULT_DATA_SOURCE,
+from verl_rewards.integrations._section import CONFIG_ENV, KWARGS_ENV, PLUGIN_ENV, section_from_env
+from verl_rewards.parsing import json_value
+from verl_rewards.results import BatchResult
+from verl_rewards.samples import (
     DEFAULT_STRIP,
-    Batching,
+    OPENRLHF_DATA_SOURCE,
+    STRIP_ENV,
+    OpenRLHFBatching,
+    Sample,
+    openrlhf_samples,
     response_of,
-    samples_of,
     strip_from_env,
     strip_suffixes,
 )
-from verl_rewards.integrations._section import CONFIG_ENV, KWARGS_ENV, PLUGIN_ENV, section_from_env
-from verl_rewards.integrations._skip import check_skip
-from verl_rewards.limits import Timeout
-from verl_rewards.results import BatchResult
-from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
 
-__all__ = ["DEFAULT_STRIP", "ENV_VARS", "Settings", "load_settings", "prepare", "response_of",
-           "reward_func", "samples_for", "score_queries", "strip_suffixes"]
+__all__ = [
+    "DEFAULT_STRIP",
+    "ENV_OPTIONS",
+    "ENV_VARS",
+    "EnvOption",
+    "Settings",
+    "load_settings",
+    "overrides_from_env",
+    "prepare",
+    "response_of",
+    "reward_func",
+    "samples_for",
+    "score_queries",
+    "strip_suffixes",
+]
+
+
+
+class EnvOption(NamedTuple):
+    """A variable that sets one key of the reward section: a dotlist override that
+    ``load_config`` parses and checks, as ``reward.KEY=VALUE`` on a command line."""
+
+    key: str
+    says: str  # what the variable takes, in the variable's own spelling
+    null: tuple[str, ...] = ()  # its words for null
+
+
+ENV_OPTIONS: Mapping[str, EnvOption] = {
+    "VERL_REWARDS_TIMEOUT_S": EnvOption("timeout_s", "seconds or 'none' (no limit), or 'auto'",
+                                        null=("none", "")),
+    "VERL_REWARDS_ON_ERROR": EnvOption("on_error", "'score' or 'raise'"),
+    "VERL_REWARDS_ERROR_SCORE": EnvOption("error_score", "a number"),
+}
 
 ENV_VARS = (
-    PLUGIN_ENV, CONFIG_ENV, KWARGS_ENV, "VERL_REWARDS_DATA_SOURCE",
-    "VERL_REWARDS_TIMEOUT_S", "VERL_REWARDS_ON_ERROR", "VERL_REWARDS_ERROR_SCORE",
-    "VERL_REWARDS_STRIP", "VERL_REWARDS_LOG_KEYS",
+    PLUGIN_ENV, CONFIG_ENV, KWARGS_ENV, "VERL_REWARDS_DATA_SOURCE", *ENV_OPTIONS,
+    STRIP_ENV, "VERL_REWARDS_LOG_KEYS",
 )
 
 _CLUSTER_HINT = (
@@ -95,7 +127,7 @@ class Settings(NamedTuple):
     """The environment's choice of reward and policy, validated."""
 
     config: RewardConfig  # the validated reward section (plugin, path or rewards, and options)
-    batching: Batching  # the data source and the end markers stripped
+    batching: OpenRLHFBatching  # the data source and the end markers stripped
     log_keys: tuple[str, ...]
 
 
@@ -121,7 +153,7 @@ def samples_for(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     if not (len(queries) == len(prompts) == len(labels)):
         raise ValueError(f"reward_func got {len(queries)} queries, {len(prompts)} prompts "
                          f"and {len(labels)} labels; expected one of each per sample")
-    return samples_of(queries, prompts, labels, settings.batching)
+    return openrlhf_samples(queries, prompts, labels, settings.batching)
 
 
 def prepare(defaults: Mapping[str, str] | None = None) -> tuple[Settings, Scorer]:
@@ -137,15 +169,15 @@ def load_settings(env: Mapping[str, str]) -> tuple[Settings, Scorer]:
     except ConfigError as e:
         raise _located(e, _CLUSTER_HINT) from e
     try:
-        scorer = Scorer.from_config({**section, **_options(env)}, defaults=ADAPTER_DEFAULTS)
+        scorer = Scorer.from_config(section, overrides_from_env(env), defaults=ADAPTER_DEFAULTS)
     except ConfigError as e:
-        raise _located(e) from e
+        raise _located(e, _variable_at_fault(e, env)) from e
     check_skip("openrlhf", scorer.config.on_error)
     settings = Settings(
         config=scorer.config,
-        batching=Batching(env.get("VERL_REWARDS_DATA_SOURCE", DEFAULT_DATA_SOURCE),
-                          strip_from_env(env)),
-        log_keys=tuple(_json_list(env, "VERL_REWARDS_LOG_KEYS")),
+        batching=OpenRLHFBatching(env.get("VERL_REWARDS_DATA_SOURCE", OPENRLHF_DATA_SOURCE),
+                                  strip_from_env(env)),
+        log_keys=tuple(_log_keys(env.get("VERL_REWARDS_LOG_KEYS", ""))),
     )
     return settings, scorer
 
@@ -157,52 +189,32 @@ def _located(error: ConfigError, hint: str = "") -> ConfigError:
     return located
 
 
-def _options(env: Mapping[str, str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    if "VERL_REWARDS_TIMEOUT_S" in env:
-        options["timeout_s"] = _timeout(env["VERL_REWARDS_TIMEOUT_S"])
-    if "VERL_REWARDS_ON_ERROR" in env:
-        options["on_error"] = env["VERL_REWARDS_ON_ERROR"].strip()
-    if "VERL_REWARDS_ERROR_SCORE" in env:
-        options["error_score"] = _number(env, "VERL_REWARDS_ERROR_SCORE", "0")
-    return options
+def overrides_from_env(env: Mapping[str, str]) -> list[str]:
+    """The dotlist overrides the :data:`ENV_OPTIONS` variables in ``env`` make
+    (``VERL_REWARDS_TIMEOUT_S=none`` -> ``reward.timeout_s=null``)."""
+    overrides = []
+    for name, option in ENV_OPTIONS.items():
+        if name in env:
+            value = env[name].strip()
+            overrides.append(f"reward.{option.key}={'null' if value.lower() in option.null else value}")
+    return overrides
+
+
+def _variable_at_fault(error: ConfigError, env: Mapping[str, str]) -> str:
+    if isinstance(error, ConfigValueError):
+        for name, option in ENV_OPTIONS.items():
+            if option.key == error.key and name in env:
+                return f"{name} must be {option.says}, not {env[name]!r}"
+    return ""
+
+
+def _log_keys(text: str) -> list[Any]:
+    return json_value(text, "VERL_REWARDS_LOG_KEYS", list, ConfigError) if text.strip() else []
 
 
 def _load(env: Mapping[str, str]) -> tuple[Settings, Scorer]:
     settings, scorer = load_settings(env)
     return settings, started(scorer)
-
-
-def _json_list(env: Mapping[str, str], name: str) -> list[Any]:
-    text = env.get(name)
-    if text is None or not text.strip():
-        return []
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{name} is not valid JSON ({e}): {text!r}") from e
-    if not isinstance(value, list):
-        raise ConfigError(f"{name} must be a JSON list, not {text!r}")
-    return value
-
-
-def _timeout(text: str) -> Timeout:
-    if text.strip().lower() in ("none", "null", ""):
-        return None
-    if text.strip().lower() == "auto":
-        return "auto"
-    try:
-        return float(text)
-    except ValueError as e:
-        raise ConfigError(f"VERL_REWARDS_TIMEOUT_S must be seconds or 'none', not {text!r}") from e
-
-
-def _number(env: Mapping[str, str], name: str, default: str) -> float:
-    text = env.get(name, default)
-    try:
-        return float(text)
-    except ValueError as e:
-        raise ConfigError(f"{name} must be a number, not {text!r}") from e
 
 
 def _openrlhf_result(result: BatchResult, log_keys: Sequence[str]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from verl_rewards.errors import ConfigError
-from verl_rewards.integrations._common import plain, score_batch
+from verl_rewards.integrations._common import score_batch, to_container
 from verl_rewards.integrations._section import (
     Reward,
     numeric,
@@ -65,7 +65,7 @@ def register(env_id: str = ENV_ID) -> str:
 
 def section_of_env_config(env_config: Any) -> dict[str, Any]:
     """The reward section an ``env_config`` gives: a mapping (omegaconf too) or a plugin name."""
-    reward: Reward = env_config if isinstance(env_config, str) else plain(env_config)
+    reward: Reward = env_config if isinstance(env_config, str) else to_container(env_config)
     if not reward:  # SkyRL's trainer passes {} when environment.skyrl_gym.<env> is unset
         raise ConfigError(f"the {ENV_ID} SkyRL environment needs env_config: a reward section "
                           f"(in SkyRL's trainer, environment.skyrl_gym.{ENV_ID}.plugin=gsm8k) "

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 from ..config import OnError, RewardConfig
 from ..errors import ConfigError, RewardKwargsError
+from ..hosts import check_skip, trl_scores
 from ..limits import AUTO, Timeout
 from ..preflight import rekeyed
 from ..results import BatchResult
@@ -35,7 +36,6 @@ from ..samples import Sample, message_text, normalise_prompt
 from ..scorer import Scorer
 from ..spec import RewardSpec, identity_key
 from ._common import ADAPTER_DEFAULTS, ProcessCache, score_batch, started
-from ._skip import check_skip, trl_scores
 
 __all__ = ["AsyncPluginReward", "PluginReward", "reward_func"]
 

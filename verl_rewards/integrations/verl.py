@@ -40,16 +40,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 # Absolute imports: verl may also load this file by path, outside its package.
 from verl_rewards.config import KEYS, SELECTORS
 from verl_rewards.errors import ConfigError
+from verl_rewards.hosts import check_skip
 from verl_rewards.integrations._batching import Microbatcher
 from verl_rewards.integrations._common import (
     ADAPTER_DEFAULTS,
     ProcessCache,
-    plain,
     score_batch,
     scorer_from_section,
     selection_key,
+    to_container,
 )
-from verl_rewards.integrations._skip import check_skip
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample
 from verl_rewards.scorer import Scorer
@@ -137,7 +137,7 @@ def compute_score_batch(
 
 def section(reward_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The reward section that verl's ``reward_kwargs`` describe (not yet validated)."""
-    options = dict(plain(reward_kwargs))
+    options = dict(to_container(reward_kwargs))
     settings = options.pop(OPTIONS_KEY, None) or {}
     if not isinstance(settings, Mapping):
         raise ConfigError(f"{_WHERE}.{OPTIONS_KEY} must be a mapping of reward options "

@@ -21,7 +21,6 @@ manager is built, naming the ``reward.verl_rewards.*`` keys to change.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
@@ -30,17 +29,18 @@ from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
 from verl_rewards._inspect import RewardInfo
 from verl_rewards.errors import ConfigError, SkippedSample
-from verl_rewards.integrations._batching import Microbatcher
-from verl_rewards.integrations._common import plain, started
-from verl_rewards.integrations._skip import (
+from verl_rewards.hosts import (
     TRAINABLE_KEY,
     check_skip,
     verl_leaves_out_failed_sessions,
 )
+from verl_rewards.integrations._batching import Microbatcher
+from verl_rewards.integrations._common import started, to_container
 from verl_rewards.results import BatchResult
 from verl_rewards.samples import Sample, normalise_prompt
 from verl_rewards.scorer import Scorer
 from verl_rewards.token_rewards import decode_ids
+from verl_rewards.wire import dumps
 
 __all__ = ["RewardManager"]
 
@@ -145,8 +145,7 @@ def stackable(key: str, value: Any) -> Any:
         _warned_keys.add(key)
         logger.warning("reward extra key %r holds a %s: verl receives it as JSON text (verl's "
                        "reward loop stacks one value per sample with np.array)", key, type(value).__name__)
-    return json.dumps(value.tolist() if callable(getattr(value, "tolist", None)) else value,
-                      default=repr)
+    return dumps(value)  # the wire's JSON: NumPy and torch values as lists, NaN as null
 
 
 _warned_keys: set[str] = set()
@@ -162,7 +161,7 @@ def section_config(config: Any) -> tuple[dict[str, Any], tuple[str, ...] | None]
             f"verl_rewards.integrations.verl.RewardManager needs the verl-rewards reward section "
             f"under reward.{SECTION}, e.g. +reward.{SECTION}.plugin=gsm8k "
             f"(see docs/integrations/verl.md)")
-    options = dict(plain(section))
+    options = dict(to_container(section))
     declared = options.pop("extra_keys", None)
     if declared is not None and (isinstance(declared, str) or not all(isinstance(k, str) for k in declared)):
         raise ConfigError(f"reward.{SECTION}.extra_keys must be a list of key names, not {declared!r}")

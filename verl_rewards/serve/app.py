@@ -24,7 +24,7 @@ from ..config import OnError
 from ..errors import BadRequest, QueueFull, RewardError, ServiceStopping
 from ..results import BatchResult, Provenance
 from ..spec import ScoreIdentity
-from ..wire import dumps, plain, provenance_to_json
+from ..wire import dumps, json_data, provenance_to_json
 from .admission import ByteBudget
 from .auth import token_matches
 from .batching import BatchQueue
@@ -211,7 +211,7 @@ async def _info(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     return web.json_response({
         "provenance": provenance_to_json(request.app[PROVENANCE]),
-        "score_identity": plain(request.app[IDENTITY]),
+        "score_identity": json_data(request.app[IDENTITY]),
         "pool": request.app[KEEPER].describe,
         "limits": {"max_body_bytes": settings.max_body_bytes, "max_samples": settings.max_samples,
                    "max_queue": settings.max_queue, "max_queue_bytes": settings.max_queue_bytes},

@@ -15,11 +15,20 @@ from typing import Any, NamedTuple
 
 from ..config import OnError
 from ..errors import BadRequest, SampleError
-from ..integrations._openrlhf import DEFAULT_DATA_SOURCE, DEFAULT_STRIP, Batching, samples_of, strip_from_env
-from ..integrations._skip import HOSTS as SKIP_POLICY
-from ..integrations._skip import refusal
+from ..hosts import HOSTS as SKIP_POLICY
+from ..hosts import refusal
 from ..results import BatchResult
-from ..samples import REQUIRED, Sample, as_samples, normalise_prompt
+from ..samples import (
+    DEFAULT_STRIP,
+    OPENRLHF_DATA_SOURCE,
+    REQUIRED,
+    OpenRLHFBatching,
+    Sample,
+    as_samples,
+    normalise_prompt,
+    openrlhf_samples,
+    strip_from_env,
+)
 from ..wire import result_to_json
 
 
@@ -43,7 +52,7 @@ class Protocol(NamedTuple):
     name: str
     parse: Callable[[Any, str | None], Parsed]  # (body, data_source) -> samples
     format: Callable[[Parsed, BatchResult], Answer]
-    host: str = ""  # its row in the on_error: skip table (integrations/_skip.py)
+    host: str = ""  # its row in the on_error: skip table (hosts.py)
 
 
 def _body_only(format_body: Callable[[Parsed, BatchResult], Any]) -> Callable[[Parsed, BatchResult], Answer]:
@@ -113,7 +122,7 @@ def parse_openrlhf(body: Any, data_source: str | None,
                    strip: tuple[str, ...] = DEFAULT_STRIP) -> Parsed:
     """``{"query": [...], "prompts": [...], "labels": [...]}``; each query is prompt + response
     as OpenRLHF decodes it (special tokens kept): only the response after the prompt is scored,
-    with the samples the OpenRLHF reward file builds (``integrations._openrlhf.samples_of``)."""
+    with the samples the OpenRLHF reward file builds (``samples.openrlhf_samples``)."""
     body = _object(body, "/openrlhf")
     _required(body, ["query", "labels"], "/openrlhf")
     queries, labels = body["query"], body["labels"]
@@ -130,8 +139,8 @@ def parse_openrlhf(body: Any, data_source: str | None,
         if not isinstance(q, str) or not isinstance(p, str):
             bad = "query" if not isinstance(q, str) else "prompts"
             raise BadRequest(422, f"'{bad}[{i}]' must be a string")
-    return Parsed(samples_of(queries, prompts, labels,
-                             Batching(data_source or DEFAULT_DATA_SOURCE, strip)))
+    return Parsed(openrlhf_samples(queries, prompts, labels,
+                                   OpenRLHFBatching(data_source or OPENRLHF_DATA_SOURCE, strip)))
 
 
 def format_openrlhf(parsed: Parsed, result: BatchResult) -> dict[str, Any]:
@@ -233,7 +242,7 @@ def parse_seed_session(body: Any, data_source: str | None) -> Parsed:
 def protocols_for(on_error: OnError, env: Mapping[str, str] | None = None) -> dict[str, Protocol]:
     """Each endpoint's protocol for a service whose reward section says ``on_error``: under
     skip, an endpoint whose host cannot leave one sample out answers every request 409 naming
-    what to use (``integrations/_skip.py``), and NeMo-Gym's masks a failed sample.
+    what to use (``hosts.py``), and NeMo-Gym's masks a failed sample.
     ``env`` (default: this process's) may set ``VERL_REWARDS_STRIP``, as for the OpenRLHF file."""
     strip = strip_from_env(os.environ if env is None else env)
     skip = on_error == "skip"

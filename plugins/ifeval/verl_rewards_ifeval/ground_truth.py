@@ -9,12 +9,12 @@ the kwarg.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
-from verl_rewards.parsing import json_mapping
+from verl_rewards.parsing import as_python, json_mapping
 from verl_rewards_ifeval.instructions import REGISTRY, RELATIONS, InstructionType, Param
 from verl_rewards_ifeval.language import supported_languages
 
@@ -34,13 +34,13 @@ class Instruction:
 def parse_ground_truth(ground_truth: Any) -> tuple[Instruction, ...]:
     """The instructions of ``ground_truth`` (a mapping, or its JSON text)."""
     row = _as_mapping(ground_truth)
-    ids = _plain(row.get("instruction_id_list"))
-    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+    ids = as_python(row.get("instruction_id_list"))
+    if not isinstance(ids, (list, tuple)) or not ids or not all(isinstance(i, str) for i in ids):
         raise GroundTruthError(
             f"'instruction_id_list' must be a non-empty list of instruction ids, not {_show(ids)}"
         )
-    all_kwargs = _plain(row.get("kwargs", None))
-    if not isinstance(all_kwargs, list) or len(all_kwargs) != len(ids):
+    all_kwargs = as_python(row.get("kwargs", None))
+    if not isinstance(all_kwargs, (list, tuple)) or len(all_kwargs) != len(ids):
         raise GroundTruthError(
             f"'kwargs' must be a list of {len(ids)} mapping(s), one per instruction id, not {_show(all_kwargs)}"
         )
@@ -58,10 +58,10 @@ def _instruction(index: int, id_: str, raw: Any) -> Instruction:
     where = f"instruction {index} ({id_!r})"
     if kind is None:
         raise GroundTruthError(f"{where}: unknown instruction id; known ids: {', '.join(REGISTRY)}")
-    raw = {} if raw is None else _plain(raw)
+    raw = {} if raw is None else as_python(raw)
     if not isinstance(raw, Mapping):
         raise GroundTruthError(f"{where}: kwargs must be a mapping, not {_show(raw)}")
-    given = {k: _plain(v) for k, v in raw.items() if not _is_missing(v)}  # None-valued: absent, as in IFEval
+    given = {k: as_python(v) for k, v in raw.items() if not _is_missing(v)}  # None-valued: absent, as in IFEval
     expected = [p.name for p in kind.params]
     unknown = sorted(set(given) - set(expected))
     if unknown:
@@ -97,7 +97,7 @@ def _value(where: str, param: Param, value: Any, earlier: Mapping[str, Any]) -> 
             raise GroundTruthError(f"{problem} must be one of {list(RELATIONS)}, not {_show(value)}")
         return value
     if param.kind == "words":
-        if not isinstance(value, list) or not value or not all(isinstance(w, str) for w in value):
+        if not isinstance(value, (list, tuple)) or not value or not all(isinstance(w, str) for w in value):
             raise GroundTruthError(f"{problem} must be a non-empty list of strings, not {_show(value)}")
         return tuple(value)
     if param.kind == "letter":
@@ -130,16 +130,6 @@ def _integer(value: Any) -> int | None:
 def _is_missing(value: Any) -> bool:
     # None, and NaN (pandas' None in a numeric column).
     return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _plain(value: Any) -> Any:
-    """numpy arrays (verl reads parquet rows through pandas) as lists."""
-    tolist = getattr(value, "tolist", None)
-    if callable(tolist) and not isinstance(value, (str, bytes, Mapping)):
-        value = tolist()
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
-        return [_plain(item) for item in value]
-    return value
 
 
 def _show(value: Any) -> str:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from verl_rewards.parsing import json_mapping
+from verl_rewards.parsing import as_python, json_mapping
 
 from .tasks import COMPOSITE, check_task
 
 PREFIX = "reasoning_gym/"
 TUPLE_BOARDS = frozenset({"arc_agi", "rearc"})
-_SCALARS = (str, bytes, bool, int, float, type(None))
 
 
 def entry_of(ground_truth: Any, extra_info: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -23,7 +22,7 @@ def entry_of(ground_truth: Any, extra_info: Mapping[str, Any] | None) -> dict[st
     raw = (extra_info or {}).get("entry")
     if raw is None:
         return {"question": "", "answer": ground_truth, "metadata": {}}
-    entry: dict[str, Any] = _plain(json_mapping(raw, "extra_info['entry']", "a reasoning-gym entry dict"))
+    entry: dict[str, Any] = as_python(json_mapping(raw, "extra_info['entry']", "a reasoning-gym entry dict"))
     if "answer" not in entry:
         raise ValueError(f"extra_info['entry'] has no 'answer' (keys: {sorted(entry)})")
     return entry
@@ -58,18 +57,3 @@ def restored(task: str, entry: dict[str, Any]) -> dict[str, Any]:
     board = tuple(tuple(row) if isinstance(row, list) else row for row in metadata["output"])
     return {**entry, "metadata": {**metadata, "output": board}}
 
-
-def _plain(value: Any) -> Any:
-    """``value`` with arrays turned into lists, through mappings, lists and tuples."""
-    if isinstance(value, _SCALARS):  # most of an entry: checked first, it is the hot path
-        return value
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_plain(v) for v in value)
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    tolist = getattr(value, "tolist", None)  # a NumPy array or scalar, without importing NumPy
-    return _plain(tolist()) if callable(tolist) else value

@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from verl_rewards.parsing import as_python
+
 
 def gold_answers(ground_truth: Any) -> tuple[str, ...]:
     """Every gold answer in ``ground_truth``, as text.
@@ -49,13 +51,10 @@ def _parsed_json(text: str) -> Any:
 
 
 def _items(value: Any) -> list[Any] | None:
-    if isinstance(value, (list, tuple)):
-        return list(value)
-    tolist = getattr(value, "tolist", None)  # a NumPy array or pandas series, without importing either
-    if callable(tolist):
-        items = tolist()
-        return items if isinstance(items, list) else [items]
-    return None
+    items = as_python(value)  # a NumPy array or pandas series as a list, a NumPy scalar a number
+    if isinstance(items, (list, tuple)):
+        return list(items)
+    return [items] if items is not value and not isinstance(value, Mapping) else None
 
 
 def _text(item: Any) -> str:

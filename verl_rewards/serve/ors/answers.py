@@ -18,18 +18,18 @@ from openreward.environments import TextBlock
 from openreward.environments.types import RunToolOutput, RunToolSuccess
 
 from ...results import BatchResult
-from ...wire import plain
+from ...wire import json_data
 
 COMPACT = (",", ":")  # the models' own JSON has no spaces
 
 
 def json_text(value: Any) -> str:
     """``value`` as compact JSON, as the package's models write it: NaN and infinities as
-    ``null``, other values made plain (:func:`verl_rewards.wire.plain`)."""
+    ``null``, other values made plain (:func:`verl_rewards.wire.json_data`)."""
     try:
         return json.dumps(value, separators=COMPACT, ensure_ascii=False, allow_nan=False)
     except (ValueError, TypeError):
-        return json.dumps(plain(value), separators=COMPACT, ensure_ascii=False, allow_nan=False)
+        return json.dumps(json_data(value), separators=COMPACT, ensure_ascii=False, allow_nan=False)
 
 
 def tool_answer(output: RunToolOutput) -> str:

@@ -44,7 +44,7 @@ from pydantic import BaseModel, Field
 from ...config import OnError
 from ...results import BatchResult
 from ...samples import Sample
-from ...wire import plain
+from ...wire import json_data
 from .candidates import final_text
 from .tasks import Task, TaskSet, spec_location, split_type, task_spec
 
@@ -173,7 +173,7 @@ def tool_output(result: BatchResult, on_error: OnError, split: str, index: int) 
     else:
         text = f"reward {reward:g} (error_score: the reward did not score this answer, {status})"
     metadata = {"status": status, "error": error, "split": split, "index": index,
-                "extra_info": plain({k: v[0] for k, v in result.extra_info.items()})}
+                "extra_info": json_data({k: v[0] for k, v in result.extra_info.items()})}
     # Built, not validated: every field has its model's type by construction, and checking
     # the metadata against the package's JSON types costs more than scoring the sample.
     return ToolOutput.model_construct(blocks=[TextBlock.model_construct(text=text)], metadata=metadata,

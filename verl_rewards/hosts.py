@@ -1,5 +1,5 @@
 """``on_error: skip`` in every host: the one table of what each host does with a failed
-sample (refuse, honour, or the host's own drop), read by every adapter and endpoint.
+sample (refuse, honour, or the host's own drop), read by every adapter and endpoint (public: the integrations and serve share it).
 
 ``docs/skip.md``'s table is :func:`markdown_table` (a docs test keeps them equal).
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
-from ..errors import ConfigError
-from ..results import BatchResult
+from .errors import ConfigError
+from .results import BatchResult
 
 __all__ = ["HOSTS", "TRAINABLE_KEY", "HostSkip", "Policy", "check_skip", "markdown_table",
            "refusal", "trl_scores", "verl_leaves_out_failed_sessions"]

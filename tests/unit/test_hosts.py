@@ -1,4 +1,4 @@
-"""integrations._skip: the one table of what each host does with ``on_error: skip``,
+"""hosts: the one table of what each host does with ``on_error: skip``,
 read by every adapter and serve endpoint, and docs/skip.md's copy of it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from verl_rewards.errors import ConfigError
-from verl_rewards.integrations._skip import HOSTS, check_skip, markdown_table, refusal
+from verl_rewards.hosts import HOSTS, check_skip, markdown_table, refusal
 from verl_rewards.serve.protocols import PROTOCOLS, protocols_for
 from verl_rewards.testing._hosts import HOSTS as CONFORMANCE_HOSTS
 
@@ -20,8 +20,8 @@ def test_docs_skip_md_shows_the_table_the_adapters_read():
     text = (ROOT / "docs/skip.md").read_text()
     shown = text[text.index(START) + len(START): text.index(END)]
     assert shown == markdown_table(), (
-        "docs/skip.md's table differs from integrations/_skip.py: paste in the output of "
-        "python -c 'from verl_rewards.integrations._skip import markdown_table as t; print(t(), end=\"\")'")
+        "docs/skip.md's table differs from hosts.py: paste in the output of "
+        "python -c 'from verl_rewards.hosts import markdown_table as t; print(t(), end=\"\")'")
 
 
 def test_every_adapter_and_endpoint_has_a_row():
