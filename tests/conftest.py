@@ -92,7 +92,7 @@ def _restore_modules() -> Iterator[None]:
     cache = dict(resolve_module._cache)
     yield
     for name in set(sys.modules) - before:
-        if name.startswith(("verl_rewards_file_", "tp_", "plug_", "acme_reward")):
+        if name.startswith(("verl_rewards_file_", "tp_", "plug_", "acme_reward", "my_reward")):
             del sys.modules[name]
     resolve_module._cache.clear()
     resolve_module._cache.update(cache)
