@@ -167,7 +167,7 @@ def test_readme_trainer_runs_print_the_figures_the_readme_quotes(tmp_path):
     """Both Quickstart training commands as written (seeded: the figures repeat), side by side
     (one core each), from a directory that has the checkout's examples/ and imports the
     trainer as the checkout does."""
-    commands = block("README.md", "python -m trainer.main trainer.total_steps=100 trainer.output_dir=outputs/quickstart \\")
+    commands = block("README.md", "python -m trainer.main trainer.total_steps=50 trainer.output_dir=outputs/quickstart \\")
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     with contextlib.ExitStack() as stack:
         runs = [subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdout=subprocess.PIPE,

@@ -34,7 +34,7 @@ RUN = {
     ("README.md", 5): ("verl-rewards score -i generated.parquet -o scored.parquet reward.plugin=verl_default",
                        "tests/integration/test_verl_data_files.py::"
                        "test_score_reads_verls_file_with_no_flags_one_row_per_response"),
-    ("README.md", 6): ("python -m trainer.main trainer.total_steps=100 trainer.output_dir=outputs/quickstart \\",
+    ("README.md", 6): ("python -m trainer.main trainer.total_steps=50 trainer.output_dir=outputs/quickstart \\",
                        f"{DOCS_RUN}::test_readme_trainer_runs_print_the_figures_the_readme_quotes"),
     ("README.md", 9): ("$ verl-rewards audit gameable", f"{DOCS_RUN}::test_readme_audit_prints_what_it_shows"),
     ("docs/cli.md", 0): ("$ verl-rewards list", f"{DOCS_RUN}::test_cli_md_list_shows_rows_the_listing_has"),
