@@ -58,6 +58,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # at run time these come from _inside.py, put in front of this source
     from ._inside import (
+        _DEVICE_LINKS,
+        _DEVICES,
         MS_BIND,
         MS_NODEV,
         MS_NOEXEC,
@@ -101,13 +103,6 @@ CLONE_NEWNET = 0x40000000
 CLONE_NEWPID = 0x20000000
 MNT_DETACH = 2
 _MAX_FDS = 16
-_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
-_DEVICE_LINKS = (
-    ("/dev/fd", "/proc/self/fd"),
-    ("/dev/stdin", "/proc/self/fd/0"),
-    ("/dev/stdout", "/proc/self/fd/1"),
-    ("/dev/stderr", "/proc/self/fd/2"),
-)
 _RUN_FDS = ("stderr", "status", "lifeline", "artifact")
 _IPC_RMID = 0
 _JOIN_STACK = 64 * 1024
