@@ -295,8 +295,8 @@ def test_a_spare_takes_over_at_once_from_a_child_killed_for_a_late_answer(handle
         with deadline_of(1.5):
             assert worker.request({"op": "echo"}, 1.0)["echo"] == {"op": "echo"}
         assert time.monotonic() - began < 1.0  # no start waited for
-        deadline = time.monotonic() + 10  # and a new spare is on its way behind it
-        while len(_children() - before) < 2 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 10  # and a new spare is on its way behind it, while the
+        while len(_children() - before) != 2 and time.monotonic() < deadline:  # killed one is reaped
             time.sleep(0.05)
         assert len(_children() - before) == 2
     finally:
